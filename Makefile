@@ -14,7 +14,10 @@ setup: .codeeval-setup
 	touch .codeeval-setup
 
 eval: setup  ## SmolLM2-135M on HumanEval, offline
-	$(PYTHON) -m pytest --llm-eval humaneval --llm-model smollm2-135m -n auto --llm-out $(OUT) -p no:cacheprovider -q
+	# pytest exits 1 when some samples fail their tests: that is the model's score, not a fault
+	# of the job (make eval sets no gate). Usage and internal errors keep their exit status.
+	$(PYTHON) -m pytest --llm-eval humaneval --llm-model smollm2-135m -n auto --llm-out $(OUT) -p no:cacheprovider -q; \
+	status=$$?; [ $$status -eq 1 ] && echo "(pytest exit 1: failed samples are the model's score; see the table above)" && status=0; exit $$status
 
 test: setup  ## the project's own tests
 	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -n 2 -q --durations=15

@@ -13,6 +13,8 @@ import pytest
 
 from plugin import hookspecs
 
+PYTEST_DEFAULT_REPORTCHARS = "fE"  # pytest's own default for -r
+
 CORE_OPTIONS_HELP = {
     "llm_eval": "evaluate LLM samples on these suites (comma separated): humaneval, mbpp, "
     "mbpp-sanitized, coophumaneval, classeval, jsonl:PATH",
@@ -113,10 +115,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(EvalSession(config), "codeeval-session")
         _collect_generated_modules(config)
-        if config.option.tbstyle == "auto":
-            # A benchmark run fails thousands of cases; one line each keeps the summary
-            # readable (results.jsonl has every message). --tb=short/long still works.
-            config.option.tbstyle = "line"
+        _quiet_failure_listing(config)
+
+
+def _quiet_failure_listing(config: pytest.Config) -> None:
+    """A benchmark run fails thousands of cases: by default the terminal shows the summary
+    table, not a traceback and a summary line per failed case (results.jsonl has every
+    message). An explicit ``--tb`` or ``-r`` still wins; infrastructure errors stay listed."""
+    if config.option.tbstyle == "auto":
+        config.option.tbstyle = "no"
+    if config.option.reportchars == PYTEST_DEFAULT_REPORTCHARS:
+        config.option.reportchars = "E"
 
 
 def _collect_generated_modules(config: pytest.Config) -> None:

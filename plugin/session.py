@@ -222,6 +222,8 @@ class EvalSession:
             f"results: {self.out_dir / 'results.jsonl'}  summary: {self.out_dir / 'summary.json'}"
         )
         tr.write_line(f"generated suite (rerun with plain pytest): {self.root}")
+        if self.config.option.tbstyle == "no":
+            tr.write_line("per-case failure messages: results.jsonl (or here with --tb=line -rf)")
 
 
 def _case_status(report: pytest.TestReport, props: dict[str, Any]) -> str | None:

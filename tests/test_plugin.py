@@ -203,3 +203,17 @@ def test_bad_arguments_are_usage_errors_not_tracebacks(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_terminal_shows_the_table_not_a_line_per_failed_case(
+    pytester: pytest.Pytester, toy: dict[str, Path]
+) -> None:
+    quiet = run(pytester, toy)
+    text = quiet.stdout.str()
+    assert "short test summary info" not in text and "FAILURES" not in text
+    assert "FAILED" not in text and "per-case failure messages: results.jsonl" in text
+    quiet.stdout.fnmatch_lines(["*codeeval summary*", "*failed*passed*"])
+    # Asking for them brings them back, as in any pytest run.
+    loud = run(pytester, toy, "--tb=line", "-rf")
+    loud.stdout.fnmatch_lines(["*short test summary info*", "FAILED *test_toy_add.py::*"])
+    assert "assert 16 == 15" in loud.stdout.str()
