@@ -53,6 +53,8 @@ def test_config_rejects_impossible_settings(tmp_path) -> None:
         config_for(tmp_path, "ppo.minibatch_size=5")
     with pytest.raises(ConfigError, match=r"--override ppo.lam=2: ppo.lam: must be in \[0, 1\]"):
         parse_args(["--config", str(CPU_CONFIG), "--lam", "2"])
+    with pytest.raises(ConfigError, match=r"external.mode: PPO is single-turn.*trainers.magrpo"):
+        config_for(tmp_path, "external.mode=plain")
 
 
 def test_single_agent_trains_adapter_and_value_head(single) -> None:

@@ -218,6 +218,15 @@ class TrainerConfig:
     )
     seed: int = help_field(0, help="seed for Python, NumPy and torch")
 
+    def require_single_turn(self, trainer: str) -> None:
+        """For trainers without turns: between-turn feedback would be silently ignored."""
+        if self.external.mode != "none":
+            raise invalid(
+                "external.mode",
+                f"{trainer} is single-turn; external.mode={self.external.mode!r} has no effect. "
+                "Set external.mode=none, or use trainers.magrpo for multi-turn training",
+            )
+
 
 def missing_help(cls: type) -> list[str]:
     """Names of fields of ``cls`` (and nested sections) without help text (should be none)."""

@@ -79,12 +79,7 @@ class GRPORunConfig(TrainerConfig):
     )
 
     def __post_init__(self) -> None:
-        if self.external.mode != "none":
-            raise invalid(
-                "external.mode",
-                f"GRPO is single-turn; external.mode={self.external.mode!r} has no effect. "
-                "Set external.mode=none, or use trainers.magrpo for multi-turn training",
-            )
+        self.require_single_turn("GRPO")
         if self.grpo.use_vllm and self.model.device == "cpu":
             raise invalid("grpo.use_vllm", "vLLM needs a GPU; set grpo.use_vllm=false on CPU")
 

@@ -91,12 +91,7 @@ class PPORunConfig(TrainerConfig):
     )
 
     def __post_init__(self) -> None:
-        if self.external.mode != "none":
-            raise invalid(
-                "external.mode",
-                f"PPO here is single-turn; external.mode={self.external.mode!r} has no effect. "
-                "Set external.mode=none, or use trainers.magrpo for multi-turn training",
-            )
+        self.require_single_turn("PPO")
         if self.ppo.beta > 0 and not self.model.lora.enabled and self.ppo.num_agents > 1:
             raise invalid(
                 "ppo.beta",
