@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,14 @@ def shared_data() -> Path:
 def private_history(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Runs made by the tests are recorded in a throwaway history, never the user's."""
     os.environ["CODEEVAL_HISTORY"] = str(tmp_path_factory.mktemp("history") / "history.sqlite")
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Model tests on 2 shared cores: more torch threads only spin (use via pytestmark)."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)

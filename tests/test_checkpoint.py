@@ -18,13 +18,7 @@ from trainers.common.policy import frozen_state, trainable_state, wrap_agents
 from trainers.common.sampling import encode_prompts, generate, render_prompt, token_logprobs
 from trainers.common.sections import LoraSettings, ModelSettings
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # 2 shared cores: more threads only spin
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _agents(share_base: bool = True, lora: bool = True):

@@ -143,9 +143,6 @@ def test_cli_rejects_bad_override_with_its_name() -> None:
     assert "grpo.top_p: must be <= 1" in done.stderr
 
 
-@pytest.mark.skipif(
-    not (ROOT / "harness" / "evaluate.py").exists(), reason="harness.evaluate has not landed"
-)
 def test_harness_reward_scores_the_reference(two_step_run) -> None:
     problem = two_step_run["problems"][0]
     fn = HarnessReward({problem.task_id: problem}, "binary")

@@ -14,25 +14,16 @@ from pathlib import Path
 import pytest
 import torch
 
-pytest.importorskip("harness.evaluate", reason="harness.evaluate has not landed")
-if not hasattr(pytest.importorskip("harness.reward"), "render_feedback"):
-    pytest.skip("harness.reward (presets, feedback) has not landed", allow_module_level=True)
-
-from trainers.common.config import load_config  # noqa: E402
-from trainers.common.logger import read_metrics  # noqa: E402
-from trainers.common.policy import frozen_state, trainable_state  # noqa: E402
-from trainers.magrpo.config import MAGRPOConfig  # noqa: E402
-from trainers.magrpo.trainer import MAGRPOTrainer  # noqa: E402
+from trainers.common.config import load_config
+from trainers.common.logger import read_metrics
+from trainers.common.policy import frozen_state, trainable_state
+from trainers.magrpo.config import MAGRPOConfig
+from trainers.magrpo.trainer import MAGRPOTrainer
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # 2 shared cores: more threads only spin
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 SMALL = [

@@ -6,27 +6,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-pytest.importorskip("harness.evaluate", reason="harness.evaluate has not landed")
-reward_module = pytest.importorskip("harness.reward", reason="harness.reward has not landed")
-if not hasattr(reward_module, "render_feedback"):
-    pytest.skip("harness.reward.render_feedback has not landed", allow_module_level=True)
+from harness.models import tiny_model
+from suites import load_suite
+from trainers.common.config import load_config
+from trainers.common.policy import wrap_agents
+from trainers.magrpo.config import MAGRPOConfig
+from trainers.magrpo.harness_io import harness_feedback, harness_scorer
+from trainers.magrpo.roles import Roles
+from trainers.magrpo.rollout import RolloutSettings, rollout
 
-from harness.models import tiny_model  # noqa: E402
-from suites import load_suite  # noqa: E402
-from trainers.common.config import load_config  # noqa: E402
-from trainers.common.policy import wrap_agents  # noqa: E402
-from trainers.magrpo.config import MAGRPOConfig  # noqa: E402
-from trainers.magrpo.harness_io import harness_feedback, harness_scorer  # noqa: E402
-from trainers.magrpo.roles import Roles  # noqa: E402
-from trainers.magrpo.rollout import RolloutSettings, rollout  # noqa: E402
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # 2 shared cores: more threads only spin
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_second_turn_prompt_has_code_and_diagnostics_not_held_out_cases() -> None:

@@ -11,17 +11,15 @@ from typing import Any
 import pytest
 import torch
 
-pytest.importorskip("harness.evaluate", reason="harness.evaluate has not landed")
-
-from harness.evaluate import evaluate  # noqa: E402
-from harness.models import tiny_model  # noqa: E402
-from harness.records import Problem, Sample  # noqa: E402
-from suites import load_suite  # noqa: E402
-from trainers.common.config import load_config  # noqa: E402
-from trainers.common.logger import read_metrics  # noqa: E402
-from trainers.common.policy import frozen_state, trainable_state, wrap_agents  # noqa: E402
-from trainers.magrpo.config import MAGRPOConfig  # noqa: E402
-from trainers.magrpo.trainer import MAGRPOTrainer  # noqa: E402
+from harness.evaluate import evaluate
+from harness.models import tiny_model
+from harness.records import Problem, Sample
+from suites import load_suite
+from trainers.common.config import load_config
+from trainers.common.logger import read_metrics
+from trainers.common.policy import frozen_state, trainable_state, wrap_agents
+from trainers.magrpo.config import MAGRPOConfig
+from trainers.magrpo.trainer import MAGRPOTrainer
 
 
 @pytest.fixture(autouse=True, scope="module")
