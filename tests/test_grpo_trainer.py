@@ -23,6 +23,8 @@ from trainers.grpo.trainer import build_trainer, load_problems, to_trl_args  # n
 ROOT = Path(__file__).resolve().parents[1]
 CPU_CONFIG = ROOT / "configs" / "grpo_he_cpu.yaml"
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 def distinct_chars(prompts, completions, task_id, **columns) -> list[float]:
     """A cheap deterministic reward that differs between samples (gives non-zero advantages)."""
@@ -38,7 +40,6 @@ def config_for(out: Path, *extra: str):
 
 @pytest.fixture(scope="module")
 def two_step_run(tmp_path_factory):
-    torch.set_num_threads(1)  # 2 shared cores: more threads are much slower here
     out = tmp_path_factory.mktemp("grpo")
     config = config_for(out)
     train, _ = load_problems(config)

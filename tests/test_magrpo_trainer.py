@@ -21,13 +21,7 @@ from trainers.common.policy import frozen_state, trainable_state, wrap_agents
 from trainers.magrpo.config import MAGRPOConfig
 from trainers.magrpo.trainer import MAGRPOTrainer
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def cases_passed(problems: list[Problem], samples: list[Sample]) -> list[dict[str, Any]]:

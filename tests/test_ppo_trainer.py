@@ -18,6 +18,8 @@ from trainers.ppo.trainer import PPOTrainer  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 CPU_CONFIG = ROOT / "configs" / "ppo_he_cpu.yaml"
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 def distinct_chars(task_ids, texts_per_agent) -> list[float | None]:
     """A deterministic joint reward that differs between samples; None masks sample 0 of 3+."""
@@ -38,7 +40,6 @@ def snapshot(trainer: PPOTrainer) -> dict[str, dict[str, torch.Tensor]]:
 
 @pytest.fixture(scope="module")
 def single(tmp_path_factory):
-    torch.set_num_threads(1)  # 2 shared cores: more threads are much slower here
     out = tmp_path_factory.mktemp("ppo")
     trainer = PPOTrainer(config_for(out), joint_reward=distinct_chars)
     before, frozen = snapshot(trainer), frozen_state(trainer.agents[0])
@@ -92,7 +93,6 @@ def test_resume_gives_identical_parameters_and_optimizer(single, tmp_path) -> No
 
 
 def test_multi_agent_independent_learners_and_masked_rewards(tmp_path) -> None:
-    torch.set_num_threads(1)
     seen = []
 
     def joint(task_ids, texts_per_agent):
