@@ -41,6 +41,7 @@ class SampleRequest:
     test_setup: str = ""
     budget_s: float = 30.0
     coverage: bool = False
+    seed: int = 0  # the child seeds ``random`` with it: same seed, same verdict
 
 
 @dataclass

@@ -265,6 +265,7 @@ def _request_message(request: SampleRequest, ident: int) -> dict[str, Any]:
         "test_setup": request.test_setup,
         "budget_s": float(request.budget_s),
         "coverage": bool(request.coverage),
+        "seed": int(request.seed),
         "cases": [
             {
                 "case_id": c.case_id,

@@ -168,7 +168,7 @@ def run(
 def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workdir: str) -> None:
     import random
 
-    random.seed(0)  # verdicts must not depend on the fork's entropy
+    random.seed(request.get("seed", 0))  # verdicts must not depend on the fork's entropy
     path = os.path.join(workdir, "solution.py")
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
         fh.write(request["program"])
