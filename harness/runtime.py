@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +20,44 @@ from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox
 DEFAULT_CASE_TIMEOUT_S = 5.0
 
 
-def build_request(problem: Problem, program: str, *, coverage: bool = False) -> SampleRequest:
+def build_request(
+    problem: Problem, program: str, *, coverage: bool = False, seed: int = 0
+) -> SampleRequest:
     """The sandbox request that runs every case of ``problem`` against ``program``."""
-    cases = tuple(
-        CaseRequest(
-            case_id=case.case_id,
-            mode=case.mode,
-            prelude=case.prelude,
-            calls=case.calls,
-            statement=case.statement,
-            timeout_s=case.timeout_s or DEFAULT_CASE_TIMEOUT_S,
-        )
-        for case in problem.cases
-    )
-    budget = sum(c.timeout_s for c in cases) + 1.0
+    cases = case_requests(problem)
     return SampleRequest(
         program=program,
         entry_point=problem.entry_point,
         cases=cases,
         test_setup=problem.test_setup,
-        budget_s=budget,
+        budget_s=sum(c.timeout_s for c in cases) + 1.0,
         coverage=coverage,
+        seed=seed,
     )
+
+
+def case_requests(problem: Problem) -> tuple[CaseRequest, ...]:
+    """The sandbox's view of the problem's cases (built once per problem and reused)."""
+    key = (problem.task_id, problem.cases)
+    cached = _case_requests.get(key)
+    if cached is None:
+        if len(_case_requests) > 4096:
+            _case_requests.clear()
+        cached = _case_requests[key] = tuple(
+            CaseRequest(
+                case_id=case.case_id,
+                mode=case.mode,
+                prelude=case.prelude,
+                calls=case.calls,
+                statement=case.statement,
+                timeout_s=case.timeout_s or DEFAULT_CASE_TIMEOUT_S,
+            )
+            for case in problem.cases
+        )
+    return cached
+
+
+_case_requests: dict[tuple[str, tuple[Any, ...]], tuple[CaseRequest, ...]] = {}
 
 
 def sample_budget_s(problem: Problem) -> float:
@@ -78,12 +95,30 @@ class LoadedSuite:
                 self.programs[(row["task_id"], row["sample_id"])] = row["program"]
                 self.sample_ids.setdefault(row["task_id"], []).append(row["sample_id"])
         self._executions: dict[tuple[str, str], SampleExecution] = {}
-
-    @property
-    def sandbox_settings(self) -> SandboxSettings:
-        return SandboxSettings(
+        self._tickets: dict[tuple[str, str], int] = {}  # submitted to the sandbox, not collected
+        self.sandbox_settings = SandboxSettings(
             memory_mb=int(self.settings.get("memory_mb", 1024)),
             hide_paths=tuple(self.settings.get("hide_paths", ())) + (str(self.root),),
+        )
+
+
+
+    def plan(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Start the sandbox on samples that will be asked for soon (read-ahead).
+
+        The fork server runs them one after another while this process judges and reports
+        the current one. Samples already run or queued are skipped.
+        """
+        sandbox = None
+        for key in keys:
+            if key in self._executions or key in self._tickets or key not in self.programs:
+                continue
+            sandbox = sandbox or shared_sandbox(self.sandbox_settings)
+            self._tickets[key] = sandbox.submit(self._request(key))
+
+    def _request(self, key: tuple[str, str]) -> SampleRequest:
+        return build_request(
+            self.problems[key[0]], self.programs[key], coverage=bool(self.settings.get("coverage"))
         )
 
     def execution(self, task_id: str, sample_id: str) -> tuple[SampleExecution, bool]:
@@ -91,11 +126,11 @@ class LoadedSuite:
         key = (task_id, sample_id)
         if key in self._executions:
             return self._executions[key], False
-        problem = self.problems[task_id]
-        request = build_request(
-            problem, self.programs[key], coverage=bool(self.settings.get("coverage"))
-        )
-        execution = shared_sandbox(self.sandbox_settings).run(request)
+        sandbox = shared_sandbox(self.sandbox_settings)
+        ticket = self._tickets.pop(key, None)
+        if ticket is None:
+            ticket = sandbox.submit(self._request(key))
+        execution = sandbox.collect(ticket)
         self._executions[key] = execution
         return execution, True
 

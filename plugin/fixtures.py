@@ -1,105 +1,101 @@
-"""The ``sandbox`` fixture that generated test modules use (runs on xdist workers)."""
+"""Collection and fixtures of generated test modules (runs wherever the suite runs: the
+controller without xdist, or each xdist worker).
+
+A module inside a compiled suite is collected as one item per sample (:mod:`plugin.items`);
+with ``--llm-per-case`` as pytest's own items, one per case and sample, parametrized over
+``sample_id`` and given the :func:`sandbox` fixture.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.records import Problem
+from harness.verdicts import SampleCheck, SandboxInfrastructureError, stable_assert_messages
 
-_MAX_MESSAGE = 300
+__all__ = ["SampleCheck", "SandboxInfrastructureError", "sandbox", "suite_of"]
 
-
-class SandboxInfrastructureError(RuntimeError):
-    """The sandbox could not run the sample: an error of the harness, not of the sample."""
-
-
-class SampleCheck:
-    """What a generated test sees of its sample: the values its candidate calls returned."""
-
-    def __init__(self, problem: Problem, execution: Any, report: dict[str, Any]):
-        self.problem = problem
-        self.execution = execution
-        self._report = report
-
-    def values(self, case_id: str) -> list[Any]:
-        """The decoded values of the case's candidate calls; fails the test if there are none."""
-        case = self._case(case_id)
-        if case.status != "ok" or case.values is None:
-            self._fail(case_id)
-        return list(case.values)
-
-    def passed(self, case_id: str) -> None:
-        """For checks that ran inside the sandbox: fails the test unless the check held."""
-        if self._case(case_id).status != "ok":
-            self._fail(case_id)
-
-    def _case(self, case_id: str) -> Any:
-        case = self.execution.cases.get(case_id)
-        if case is None:
-            self._report["sandbox_status"] = "error"
-            raise SandboxInfrastructureError(f"the sandbox returned nothing for {case_id}")
-        self._report["case_duration_s"] = case.duration_s
-        return case
-
-    def _fail(self, case_id: str) -> None:
-        case = self.execution.cases[case_id]
-        self._report["sandbox_status"] = case.status
-        if case.status == "error":
-            raise SandboxInfrastructureError(case.message or "the sandbox failed on this case")
-        pytest.fail(_describe(case), pytrace=False)
+_roots: dict[Path, Path | None] = {}
+NEXT_ITEM = pytest.StashKey["pytest.Item | None"]()
 
 
-def _describe(case: Any) -> str:
-    if case.status == "raised" and case.exception:
-        text = f"candidate raised {case.exception.get('type')}: {case.exception.get('message', '')}"
-    elif case.status == "assertion":
-        text = "check failed inside the sandbox" + (f": {case.message}" if case.message else "")
-    elif case.status == "timeout":
-        text = case.message or "timed out"
-    else:
-        text = case.message or f"candidate {case.status}"
-    return text[:_MAX_MESSAGE]
+def _suite_root(test_file: Path) -> Path | None:
+    """The compiled suite folder that holds ``test_file`` (looked up once per file)."""
+    if test_file not in _roots:
+        from harness.compile import find_suite_root
+
+        _roots[test_file] = find_suite_root(test_file.parent)
+    return _roots[test_file]
 
 
-_roots: dict[Path, Path] = {}
-
-
-def _suite_of(test_file: Path) -> Any:
-    """The loaded suite a generated test file belongs to (its folder is looked up once).
+def suite_of(test_file: Path) -> Any:
+    """The loaded suite a generated test file belongs to.
 
     Keyed by the collected file, not the module object: an in-process caller (a trainer)
     runs many sessions, and a module cached in ``sys.modules`` may come from an older folder.
     """
     # Imported here: the plugin loads in every pytest run, the sandbox only when it is used.
-    from harness.compile import find_suite_root
     from harness.runtime import loaded_suite
 
-    root = _roots.get(test_file)
+    root = _suite_root(test_file)
     if root is None:
-        root = find_suite_root(test_file.parent)
-        if root is None:
-            raise pytest.UsageError(f"{test_file} is not inside a suite compiled by codeeval-rl")
-        _roots[test_file] = root
+        raise pytest.UsageError(f"{test_file} is not inside a suite compiled by codeeval-rl")
     return loaded_suite(root)
 
 
+def _per_case(config: pytest.Config) -> bool:
+    return bool(config.getoption("llm_per_case", False))
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: Any) -> Any:
+    """Generated modules become one item per sample (unless ``--llm-per-case``)."""
+    if _per_case(parent.config) or not module_path.name.startswith("test_"):
+        return None
+    if _suite_root(module_path) is None:
+        return None
+    from plugin.items import GeneratedModule
+
+    return GeneratedModule.from_parent(parent, path=module_path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Let an item know what runs after it, so the sandbox can start on that sample early."""
+    item.stash[NEXT_ITEM] = nextitem
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """Per-case items explain failed comparisons as sample items do (stable messages)."""
+    if "sandbox" not in getattr(item, "fixturenames", ()):
+        return (yield)
+    with stable_assert_messages():
+        return (yield)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize each generated test over the samples of its task."""
+    """Parametrize each generated test over the samples of its task (``--llm-per-case``)."""
     if "sandbox" not in metafunc.fixturenames or not hasattr(metafunc.module, "TASK_ID"):
         return
-    suite = _suite_of(metafunc.definition.path)
+    suite = suite_of(metafunc.definition.path)
     metafunc.parametrize("sample_id", suite.sample_ids.get(metafunc.module.TASK_ID, []))
 
 
 @pytest.fixture
 def sandbox(request: pytest.FixtureRequest, sample_id: str) -> SampleCheck:
     """Runs the sample (once per worker) in the sandbox and gives the test its case results."""
-    suite = _suite_of(request.path)
+    from plugin.items import execution_record
+
+    suite = suite_of(request.path)
     task_id = request.module.TASK_ID
     problem = suite.problems[task_id]
+    nxt = request.node.stash.get(NEXT_ITEM, None)
+    callspec = getattr(nxt, "callspec", None)
+    if callspec is not None and hasattr(nxt, "module"):
+        suite.plan([(nxt.module.TASK_ID, callspec.params.get("sample_id"))])
     execution, ran_here = suite.execution_with_retry(task_id, sample_id)
     report: dict[str, Any] = {
         "suite": problem.suite,
@@ -108,15 +104,7 @@ def sandbox(request: pytest.FixtureRequest, sample_id: str) -> SampleCheck:
         "case_id": request.function.__name__[len("test_") :],
     }
     if ran_here:
-        report["execution"] = {
-            "duration_s": execution.duration_s,
-            "max_rss_kb": execution.max_rss_kb,
-            "stdout": execution.stdout,
-            "stderr": execution.stderr,
-            "coverage": execution.coverage,
-            "notes": list(execution.notes),
-            "infra_error": execution.infra_error,
-        }
+        report["execution"] = execution_record(execution)
     request.node.user_properties.append(("codeeval", report))
     if execution.infra_error:
         report["sandbox_status"] = "error"

@@ -90,6 +90,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "YAML file): adds analyzers, reward, reward_parts and feedback to results.jsonl",
     )
     group.addoption(
+        "--llm-per-case",
+        dest="llm_per_case",
+        action="store_true",
+        default=False,
+        help="one pytest item per check case and sample (default: one item per sample, which "
+        "runs every case; results.jsonl has every case's outcome either way)",
+    )
+    group.addoption(
         "--llm-compiled",
         dest="llm_compiled",
         default=None,

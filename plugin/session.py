@@ -51,7 +51,7 @@ class EvalSession:
     def _build_suite(self) -> dict[str, Any]:
         from harness.runtime import shared_sandbox
         from harness.sandbox import SandboxSettings
-        from harness.timeouts import reference_durations, with_timeouts
+        from harness.timeouts import prepare_problems
 
         config = self.config
         problems = self._load_problems()
@@ -64,12 +64,11 @@ class EvalSession:
         )
         sandbox = shared_sandbox(SandboxSettings(memory_mb=memory_mb))
         needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
-        durations = reference_durations(problems, sandbox, coverage=needs_coverage)
         override = config.getoption("llm_timeout")
         cap = getattr(reward_config, "test_timeout", None)
-        problems = [
-            with_timeouts(p, durations[p.task_id], override_s=override, cap_s=cap) for p in problems
-        ]
+        problems = prepare_problems(
+            problems, sandbox, coverage=needs_coverage, override_s=override, cap_s=cap
+        )
         settings = SuiteSettings(
             memory_mb=memory_mb,
             coverage=needs_coverage,
@@ -151,6 +150,13 @@ class EvalSession:
         )
         if props.get("execution"):
             outcomes.execution = props["execution"]
+        if "cases" in props:  # a sample item: every case's verdict at once
+            if report.when == "call" or report.failed:
+                for case_id, status, message, duration in props["cases"]:
+                    outcomes.cases[case_id] = CaseOutcome(case_id, status, message, duration)
+            return
+        if "case_id" not in props:  # a sample item that failed before judging its cases
+            return
         status = _case_status(report, props)
         if status is None:
             return

@@ -118,9 +118,29 @@ def test_generated_suite_reruns_with_plain_pytest(
     assert files == ["test_toy_add.py", "test_toy_halve.py"]
     rerun = pytester.runpytest(str(suite_dir), "-p", "no:codeeval_gate")
     outcomes = rerun.parseoutcomes()
-    # add: 4 samples x 3 cases; halve: 2 samples x 2 cases; as in the first run.
+    # One item per sample: add has 4 samples, halve 2; as in the first run.
+    assert outcomes["passed"] + outcomes["failed"] == 6
+    assert outcomes["failed"] == 4
+    rerun.stdout.fnmatch_lines(["*case_2 failed: assert 16 == 15*"])
+    per_case = pytester.runpytest(str(suite_dir), "-p", "no:codeeval_gate", "--llm-per-case")
+    outcomes = per_case.parseoutcomes()
+    # add: 4 samples x 3 cases; halve: 2 samples x 2 cases.
     assert outcomes["passed"] + outcomes["failed"] == 16
     assert outcomes["failed"] == 8
+
+
+def test_per_case_items_give_the_same_rows(pytester: pytest.Pytester, toy: dict[str, Path]) -> None:
+    run(pytester, toy)
+    per_sample = read_results(toy["out"])
+    run(pytester, toy, "--llm-per-case")
+    per_case = read_results(toy["out"])
+    assert per_sample.keys() == per_case.keys()
+    for key, row in per_sample.items():
+        other = per_case[key]
+        assert row["status"] == other["status"], key
+        assert [(c["case_id"], c["status"], c["message"]) for c in row["cases"]] == [
+            (c["case_id"], c["status"], c["message"]) for c in other["cases"]
+        ], key
 
 
 def test_runs_from_a_users_project_with_xdist_and_junit(
@@ -134,7 +154,7 @@ def test_runs_from_a_users_project_with_xdist_and_junit(
     assert len(rows) == 6 and rows["toy/add", "right"]["status"] == "passed"
     assert rows["toy/add", "loops"]["status"] == "timeout"
     junit = (pytester.path / "junit.xml").read_text()
-    assert "test_case_0[right]" in junit and "test_unrelated" not in junit
+    assert 'name="sample[right]"' in junit and "test_unrelated" not in junit
 
 
 def test_all_passing_run_exits_zero(pytester: pytest.Pytester, toy: dict[str, Path]) -> None:

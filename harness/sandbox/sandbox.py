@@ -7,11 +7,12 @@ answering) it is restarted and the sample comes back with ``infra_error`` set.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import itertools
 import json
 import logging
 import os
-import select
 import shutil
 import struct
 import subprocess
@@ -25,6 +26,7 @@ from typing import Any
 from harness.sandbox import bwrap
 from harness.sandbox.api import (
     CaseExecution,
+    CaseRequest,
     SampleExecution,
     SampleRequest,
     SandboxSettings,
@@ -68,9 +70,13 @@ class Sandbox:
         self._proc: subprocess.Popen[bytes] | None = None
         self._work_root: str | None = None
         self._log_file: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._ids = itertools.count(1)
-        self._buf = bytearray()
+        self._reader: _Reader | None = None
+        self._defined: set[str] = set()  # problems the running server has compiled
+        # Submitted, not yet collected: ticket -> (request, when it was sent; None: not sent).
+        self._pending: dict[int, tuple[SampleRequest, float | None]] = {}
+        self._failed: dict[int, tuple[SampleRequest, str, float]] = {}
         self.restarts = 0
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -154,8 +160,14 @@ class Sandbox:
             )
         except OSError as exc:
             raise InfraError(f"cannot start the sandbox server: {exc}") from exc
-        self._buf = bytearray()
-        hello = self._receive(time.monotonic() + START_TIMEOUT_S)
+        assert self._proc.stdout is not None
+        # The reader thread owns its own copy of the pipe and closes it when the server is gone,
+        # so a closed descriptor number can never be reused under its feet.
+        self._reader = _Reader(os.dup(self._proc.stdout.fileno()))
+        self._proc.stdout.close()
+        self._reader.start()
+        self._defined = set()
+        hello = self._wait_reply(None, time.monotonic() + START_TIMEOUT_S)
         if not hello.get("hello"):
             raise InfraError(f"unexpected greeting from the sandbox server: {hello!r:.200}")
 
@@ -175,8 +187,9 @@ class Sandbox:
                 proc.wait(timeout=5.0)
             except subprocess.TimeoutExpired:
                 pass
-        if proc.stdout:
-            proc.stdout.close()
+        if self._reader is not None:
+            self._reader.join(timeout=5.0)  # sees end of file once the server is gone
+            self._reader = None
 
     def _server_log(self) -> str:
         if self._log_file is None:
@@ -195,77 +208,164 @@ class Sandbox:
         except (OSError, ValueError) as exc:
             raise InfraError(f"the sandbox server is gone: {exc}") from exc
 
-    def _receive(self, deadline: float) -> dict[str, Any]:
-        assert self._proc is not None and self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
-        while True:
-            if len(self._buf) >= 4:
-                size = _LEN.unpack(self._buf[:4])[0]
-                if len(self._buf) >= 4 + size:
-                    body = bytes(self._buf[4 : 4 + size])
-                    del self._buf[: 4 + size]
-                    try:
-                        message = json.loads(body)
-                    except ValueError as exc:
-                        raise InfraError(
-                            f"unreadable reply from the sandbox server: {exc}"
-                        ) from None
-                    if type(message) is not dict:
-                        raise InfraError("reply from the sandbox server is not an object")
-                    return message
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                raise InfraError("the sandbox server did not answer in time")
-            ready, _, _ = select.select([fd], [], [], wait)
-            if ready:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    self._proc.poll()
-                    raise InfraError(
-                        f"the sandbox server died (exit status {self._proc.returncode})"
-                        + self._server_log()
-                    )
-                self._buf += chunk
+    def _wait_reply(self, ident: int | None, deadline: float) -> dict[str, Any]:
+        """The reply with ``ident`` (None: the greeting), read by the reader thread."""
+        reader = self._reader
+        assert reader is not None
+        with reader.ready:
+            while True:
+                if ident in reader.replies:
+                    return reader.replies.pop(ident)
+                if reader.failure is not None:
+                    raise InfraError(reader.failure + self._server_log())
+                wait = deadline - time.monotonic()
+                if wait <= 0:
+                    raise InfraError("the sandbox server did not answer in time")
+                reader.ready.wait(min(wait, 1.0))
 
     # -- samples ---------------------------------------------------------------------------
     def run(self, request: SampleRequest) -> SampleExecution:
         """Run one sample; never raises for the sample's behaviour."""
+        return self.collect(self.submit(request))
+
+    def submit(self, request: SampleRequest) -> int:
+        """Queue ``request`` on the fork server and return its ticket for :meth:`collect`.
+
+        The server runs queued samples one after another while the caller does other work
+        (reporting the previous sample), so one trusted process keeps two cores busy.
+        """
         with self._lock:
-            start = time.monotonic()
+            ticket = next(self._ids)
+            self._pending[ticket] = (request, None)
             try:
                 if self._proc is None or self._proc.poll() is not None:
                     if self._proc is not None:
                         self.restarts += 1
+                        del self._pending[ticket]
+                        self._fail_pending("the sandbox server died" + self._server_log())
+                        self._pending[ticket] = (request, None)
                     self._start()
-                message = _request_message(request, next(self._ids))
-                self._send(message)
-                deadline = start + request.budget_s + REPLY_SLACK_S + START_TIMEOUT_S
-                reply = self._receive(deadline)
-                if reply.get("id") != message["id"]:
-                    raise InfraError("reply for another request")
+                key = _problem_key(request.entry_point, request.test_setup, request.cases)
+                if key not in self._defined:
+                    self._send(_define_message(key, request))
+                    self._defined.add(key)
+                self._send(_sample_message(request, key, ticket))
+                self._pending[ticket] = (request, time.monotonic())
+            except InfraError as exc:
+                self._fail_pending(str(exc))
+            return ticket
+
+    def collect(self, ticket: int) -> SampleExecution:
+        """The execution of a submitted sample (waits for it); never raises for the sample."""
+        with self._lock:
+            if ticket in self._failed:
+                request, message, elapsed = self._failed.pop(ticket)
+                return _infra_result(request, message, elapsed)
+            if ticket not in self._pending:
+                raise KeyError(f"unknown or already collected sandbox ticket {ticket}")
+            request, sent = self._pending[ticket]
+            start = sent or time.monotonic()
+            try:
+                reply = self._wait_reply(ticket, self._deadline(ticket))
+                del self._pending[ticket]
                 result = assemble(request, reply)
             except (InfraError, ReplyError) as exc:
+                self._pending.pop(ticket, None)
                 self._stop(now=True)  # a fresh server for the next sample
+                self._fail_pending(str(exc))
                 return _infra_result(request, str(exc), time.monotonic() - start)
             except BaseException:
                 # Interrupted mid-conversation (Ctrl-C, pytest-timeout): the channel's state is
                 # unknown, so the next sample gets a fresh server.
                 self._stop(now=True)
+                self._fail_pending("interrupted")
                 raise
             if not self.uses_bwrap:
                 result.notes.append("no bubblewrap: resource limits and a private folder only")
             return result
 
+    def _deadline(self, ticket: int) -> float:
+        """When to give up on ``ticket``: every sample queued before it may use its budget."""
+        now = time.monotonic()
+        total = 0.0
+        replied = self._reader.replies if self._reader is not None else {}
+        for other, (request, sent) in self._pending.items():
+            if other > ticket:
+                break
+            if other in replied:
+                continue
+            total += request.budget_s + REPLY_SLACK_S
+            if sent is None:
+                total += START_TIMEOUT_S
+        return now + total + START_TIMEOUT_S
 
-def _request_message(request: SampleRequest, ident: int) -> dict[str, Any]:
+    def _fail_pending(self, message: str) -> None:
+        """Every queued sample comes back as an infrastructure error (the server is gone)."""
+        now = time.monotonic()
+        for ticket, (request, sent) in self._pending.items():
+            self._failed[ticket] = (request, message, now - (sent or now))
+        self._pending.clear()
+
+
+class _Reader(threading.Thread):
+    """Reads the server's length-prefixed replies into ``replies`` as they come."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(name="codeeval-sandbox-reader", daemon=True)
+        self.fd = fd
+        self.ready = threading.Condition()
+        self.replies: dict[int | None, dict[str, Any]] = {}
+        self.failure: str | None = None
+
+    def run(self) -> None:
+        buf = bytearray()
+        try:
+            while True:
+                while len(buf) >= 4:
+                    size = _LEN.unpack_from(buf)[0]
+                    if len(buf) < 4 + size:
+                        break
+                    message = self._parse(bytes(buf[4 : 4 + size]))
+                    del buf[: 4 + size]
+                    ident = message.get("id") if not message.get("hello") else None
+                    with self.ready:
+                        self.replies[ident] = message
+                        self.ready.notify_all()
+                chunk = os.read(self.fd, 1 << 20)
+                if not chunk:
+                    raise InfraError("the sandbox server died")
+                buf += chunk
+        except (InfraError, OSError, ValueError) as exc:
+            with self.ready:
+                gone = f"the sandbox server is gone: {exc}"
+                self.failure = str(exc) if isinstance(exc, InfraError) else gone
+                self.ready.notify_all()
+        finally:
+            os.close(self.fd)
+
+    @staticmethod
+    def _parse(body: bytes) -> dict[str, Any]:
+        try:
+            message = json.loads(body)
+        except ValueError as exc:
+            raise InfraError(f"unreadable reply from the sandbox server: {exc}") from None
+        if type(message) is not dict:
+            raise InfraError("reply from the sandbox server is not an object")
+        return message
+
+
+@functools.lru_cache(maxsize=4096)
+def _problem_key(entry_point: str, test_setup: str, cases: tuple[CaseRequest, ...]) -> str:
+    """A short name for a problem's trusted part, sent to the server once and compiled there."""
+    text = json.dumps([entry_point, test_setup, [asdict(c) for c in cases]])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _define_message(key: str, request: SampleRequest) -> dict[str, Any]:
     return {
-        "id": ident,
-        "program": request.program,
+        "define": key,
         "entry_point": request.entry_point,
         "test_setup": request.test_setup,
-        "budget_s": float(request.budget_s),
-        "coverage": bool(request.coverage),
-        "seed": int(request.seed),
         "cases": [
             {
                 "case_id": c.case_id,
@@ -277,6 +377,17 @@ def _request_message(request: SampleRequest, ident: int) -> dict[str, Any]:
             }
             for c in request.cases
         ],
+    }
+
+
+def _sample_message(request: SampleRequest, key: str, ident: int) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "problem": key,
+        "program": request.program,
+        "budget_s": float(request.budget_s),
+        "coverage": bool(request.coverage),
+        "seed": int(request.seed),
     }
 
 

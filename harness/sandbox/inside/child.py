@@ -21,7 +21,7 @@ NOBODY = 65534
 RESULT_FD = 3
 # Captured when the server loads this module: a candidate may patch builtins or ``time``.
 _compile, _exec, _eval, _dict, _len, _range = compile, exec, eval, dict, len, range
-_type, _str, _memoryview = type, str, memoryview
+_type, _str, _memoryview, _zip = type, str, memoryview, zip
 _perf = time.perf_counter
 _exit = os._exit
 
@@ -165,6 +165,11 @@ def run(
     _exit(code)
 
 
+def _code(holder: dict[str, Any], field: str, mode: str, name: str = "<check>") -> Any:
+    """The code the server compiled for ``field``, or compiled here (raising SyntaxError)."""
+    return holder.get(field + "_code") or _compile(holder[field], name, mode)
+
+
 def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workdir: str) -> None:
     import random
 
@@ -180,7 +185,7 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
     try:
         _exec(_compile(request["program"], path, "exec"), env)
         if request.get("test_setup"):
-            _exec(_compile(request["test_setup"], "<test_setup>", "exec"), env)
+            _exec(_code(request, "test_setup", "exec", "<test_setup>"), env)
     except BaseException as exc:  # noqa: B036 - SystemExit at import is the program's failure
         sender.send(codec.KIND_READY, first, {"status": "raised", "exception": _exception(exc)})
         return
@@ -202,15 +207,16 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
             if entry not in env and case.get("mode") == "compare":
                 raise NameError(f"entry point {entry!r} is not defined by the program")
             if case.get("prelude"):
-                _exec(_compile(case["prelude"], "<check>", "exec"), ns)
+                _exec(_code(case, "prelude", "exec"), ns)
             if case["mode"] == "compare":
                 values = []
-                for expr in case["calls"]:
-                    values.append(_eval(_compile(expr, "<check>", "eval"), ns))
+                compiled = case.get("calls_code") or [None] * _len(case["calls"])
+                for expr, code in _zip(case["calls"], compiled):
+                    values.append(_eval(code or _compile(expr, "<check>", "eval"), ns))
                 duration = perf() - start
                 payload = {"status": "ok", "values": [encode(v) for v in values]}
             else:
-                _exec(_compile(case["statement"], "<check>", "exec"), ns)
+                _exec(_code(case, "statement", "exec"), ns)
                 duration = perf() - start
                 payload = {"status": "ok"}
         except AssertionError as exc:

@@ -430,17 +430,42 @@ def main(argv: list[str]) -> int:
     gc.collect()
     gc.freeze()
     write_message(out_fd, {"hello": True, "pid": os.getpid(), "uid": os.getuid()})
+    problems: dict[str, dict[str, Any]] = {}
     while True:
         request = read_message(in_fd)
         if request is None:
             return 0
+        if "define" in request:  # a problem's trusted part: compiled once, inherited by forks
+            problems[request["define"]] = _compiled(request)
+            continue
         try:
-            reply = server.run_sample(request)
+            reply = server.run_sample({**problems[request["problem"]], **request})
         except Exception:  # noqa: BLE001 - report, keep serving
             server._kill_rest()
             reply = {"infra": "fork server error:\n" + traceback.format_exc()[-4000:]}
         reply["id"] = request.get("id")
         write_message(out_fd, reply)
+
+
+def _compiled(problem: dict[str, Any]) -> dict[str, Any]:
+    """The problem with its benchmark code compiled (trusted code: the children reuse it).
+
+    Code that does not compile is left to the child, which then reports the SyntaxError
+    where it belongs (the case or the test setup).
+    """
+
+    def code(source: str, mode: str, name: str = "<check>") -> Any:
+        try:
+            return compile(source, name, mode) if source else None
+        except (SyntaxError, ValueError):
+            return None
+
+    problem["test_setup_code"] = code(problem.get("test_setup", ""), "exec", "<test_setup>")
+    for case in problem["cases"]:
+        case["prelude_code"] = code(case.get("prelude", ""), "exec")
+        case["statement_code"] = code(case.get("statement", ""), "exec")
+        case["calls_code"] = [code(expr, "eval") for expr in case.get("calls", ())]
+    return problem
 
 
 if __name__ == "__main__":

@@ -1,0 +1,203 @@
+"""Judge one sample: run its problem's generated check functions over what the sandbox sent back.
+
+Both ways of scoring a sample go through :func:`judge_sample`: the plugin's per-sample pytest
+item (and, with ``--llm-per-case``, the ``sandbox`` fixture's :class:`SampleCheck`) and the
+trainers' in-process path in :mod:`harness.evaluate`. So a verdict, and the message a failed case
+carries, never depends on which path computed it.
+
+A generated check function looks like::
+
+    def test_case_1(sandbox):
+        v = sandbox.values("case_1")
+        assert abs(v[0] - 0.33) < 1e-06
+
+It runs here, in the trusted process, with pytest's assertion rewriting, so a failed case's
+message shows exactly what the candidate returned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _pytest._code import ExceptionInfo
+from _pytest.assertion import util as assertion_util
+from _pytest.outcomes import Exit
+
+from harness.records import Problem
+from harness.sandbox import CaseExecution, SampleExecution
+
+MAX_MESSAGE = 300
+_EXPLANATION_LINES = 8
+
+
+class SandboxInfrastructureError(RuntimeError):
+    """The sandbox could not run the sample: an error of the harness, not of the sample."""
+
+
+@dataclass
+class CaseVerdict:
+    """The trusted verdict of one check case for one sample."""
+
+    case_id: str
+    status: str  # passed | failed | timeout | error
+    message: str = ""
+    duration_s: float = 0.0
+
+
+class SampleCheck:
+    """What a generated test sees of its sample: the values its candidate calls returned."""
+
+    def __init__(self, problem: Problem, execution: SampleExecution, report: dict[str, Any]):
+        self.problem = problem
+        self.execution = execution
+        self._report = report
+
+    def values(self, case_id: str) -> list[Any]:
+        """The decoded values of the case's candidate calls; fails the test if there are none."""
+        case = self._case(case_id)
+        if case.status != "ok" or case.values is None:
+            self._fail(case)
+        return list(case.values)
+
+    def passed(self, case_id: str) -> None:
+        """For checks that ran inside the sandbox: fails the test unless the check held."""
+        case = self._case(case_id)
+        if case.status != "ok":
+            self._fail(case)
+
+    def _case(self, case_id: str) -> CaseExecution:
+        case = self.execution.cases.get(case_id)
+        if case is None:
+            self._report["sandbox_status"] = "error"
+            raise SandboxInfrastructureError(f"the sandbox returned nothing for {case_id}")
+        self._report["case_duration_s"] = case.duration_s
+        return case
+
+    def _fail(self, case: CaseExecution) -> None:
+        self._report["sandbox_status"] = case.status
+        if case.status == "error":
+            raise SandboxInfrastructureError(case.message or "the sandbox failed on this case")
+        pytest.fail(describe(case), pytrace=False)
+
+
+def describe(case: CaseExecution) -> str:
+    """Why a case failed inside the sandbox, in one line."""
+    if case.status == "raised" and case.exception:
+        text = f"candidate raised {case.exception.get('type')}: {case.exception.get('message', '')}"
+    elif case.status == "assertion":
+        text = "check failed inside the sandbox" + (f": {case.message}" if case.message else "")
+    elif case.status == "timeout":
+        text = case.message or "timed out"
+    else:
+        text = case.message or f"candidate {case.status}"
+    return text[:MAX_MESSAGE]
+
+
+def case_functions(problem: Problem, module: ModuleType) -> list[tuple[str, Callable[..., Any]]]:
+    """``(case_id, function)`` for every case of ``problem``, from its generated module."""
+    found = []
+    for case in problem.cases:
+        function = getattr(module, f"test_{case.case_id}", None)
+        if function is None:
+            raise LookupError(f"{module.__name__} has no test_{case.case_id}: regenerate the suite")
+        found.append((case.case_id, function))
+    return found
+
+
+def judge_sample(
+    problem: Problem,
+    functions: Sequence[tuple[str, Callable[..., Any]]],
+    execution: SampleExecution,
+) -> list[CaseVerdict]:
+    """Run every check function of the sample; one verdict per case, in the problem's order."""
+    verdicts = []
+    with stable_assert_messages():
+        for case_id, function in functions:
+            report: dict[str, Any] = {}
+            try:
+                function(SampleCheck(problem, execution, report))
+            except (KeyboardInterrupt, Exit):
+                raise
+            except BaseException as exc:  # noqa: B036 - a check may raise anything (its verdict)
+                verdicts.append(
+                    CaseVerdict(
+                        case_id,
+                        case_status(exc, report),
+                        failure_message(exc),
+                        float(report.get("case_duration_s", 0.0)),
+                    )
+                )
+                continue
+            verdicts.append(
+                CaseVerdict(case_id, "passed", "", float(report.get("case_duration_s", 0.0)))
+            )
+    return verdicts
+
+
+def case_status(exc: BaseException, report: dict[str, Any]) -> str:
+    """failed / timeout / error for a check that raised."""
+    if isinstance(exc, SandboxInfrastructureError):
+        return "error"
+    sandbox_status = report.get("sandbox_status")
+    if sandbox_status in ("timeout", "error"):
+        return sandbox_status
+    return "failed"
+
+
+def failure_message(exc: BaseException) -> str:
+    """The message pytest shows for ``exc`` (its crash line), capped."""
+    text = ExceptionInfo.from_exception(exc).exconly(tryshort=True)
+    return text.strip()[:MAX_MESSAGE]
+
+
+class _PlainConfig:
+    """What pytest's comparison explainer reads from a config, fixed: verbosity 0, no colour.
+
+    A case's message is data (results.jsonl, feedback to a model): it must not change with
+    ``-v``, the terminal or a CI variable.
+    """
+
+    class _Writer:
+        @staticmethod
+        def _highlight(source: str, lexer: str = "python") -> str:
+            return source
+
+    def get_verbosity(self, kind: str = "") -> int:
+        return 0
+
+    def getoption(self, name: str, default: Any = None) -> Any:
+        return 0 if name == "verbose" else default
+
+    def get_terminal_writer(self) -> Any:
+        return self._Writer()
+
+
+_PLAIN_CONFIG = _PlainConfig()
+
+
+def _explain(op: str, left: object, right: object) -> str | None:
+    """pytest's explanation of a failed comparison, as its assertion plugin formats it."""
+    try:
+        lines = assertion_util.assertrepr_compare(_PLAIN_CONFIG, op, left, right)
+    except Exception:  # noqa: BLE001 - an explanation is a courtesy, never a verdict
+        return None
+    if not lines:
+        return None
+    lines = [line.replace("\n", "\\n") for line in lines[:_EXPLANATION_LINES]]
+    return "\n~".join(lines).replace("%", "%%")
+
+
+@contextlib.contextmanager
+def stable_assert_messages() -> Iterator[None]:
+    """Rewritten asserts explain comparisons the same way in every session and path."""
+    saved = assertion_util._reprcompare
+    assertion_util._reprcompare = _explain
+    try:
+        yield
+    finally:
+        assertion_util._reprcompare = saved

@@ -1,0 +1,130 @@
+"""How a generated module becomes pytest items: one item per sample (default) or per case.
+
+A generated module holds one function per check case. By default the plugin collects it as one
+:class:`SampleItem` per sample, which runs every case function against that sample's execution
+(:func:`harness.verdicts.judge_sample`) and fails with the failing cases' rewritten asserts; each
+case's outcome still reaches ``results.jsonl``. One item per sample instead of one per case
+makes a benchmark run 5-10x fewer pytest items, the main cost of the trusted side.
+``--llm-per-case`` keeps pytest's own items: one per case and sample, through the ``sandbox``
+fixture (``plugin.fixtures``).
+
+While pytest reports one sample, the fork server already runs the next ones: each item tells
+the suite which samples come next (:meth:`harness.runtime.LoadedSuite.plan`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.verdicts import CaseVerdict, case_functions, judge_sample
+
+READ_AHEAD = 8  # samples queued on the fork server beyond the one being judged
+
+
+class SampleFailed(Exception):
+    """Some cases of the sample did not pass (the item's failure; details in the verdicts)."""
+
+    def __init__(self, verdicts: list[CaseVerdict]):
+        super().__init__(f"{sum(v.status != 'passed' for v in verdicts)} case(s) did not pass")
+        self.verdicts = verdicts
+
+
+class GeneratedModule(pytest.Module):
+    """A generated test module, collected as one item per sample of its task."""
+
+    def collect(self) -> list[pytest.Item]:
+        from plugin.fixtures import suite_of
+
+        suite = suite_of(self.path)
+        task_id = self.obj.TASK_ID
+        items = [
+            SampleItem.from_parent(self, name=f"sample[{sample_id}]", sample_id=sample_id)
+            for sample_id in suite.sample_ids.get(task_id, [])
+        ]
+        for index, item in enumerate(items):
+            item.siblings, item.index = items, index
+        return items
+
+
+class SampleItem(pytest.Item):
+    """Every check case of one sample, judged in the trusted process."""
+
+    def __init__(self, *, sample_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sample_id = sample_id
+        self.siblings: list[SampleItem] = []
+        self.index = 0
+        self.verdicts: list[CaseVerdict] = []
+
+    @property
+    def task_id(self) -> str:
+        return self.parent.obj.TASK_ID  # type: ignore[union-attr]
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.task_id} sample {self.sample_id}"
+
+    def runtest(self) -> None:
+        from plugin.fixtures import suite_of
+
+        suite = suite_of(self.path)
+        suite.plan(self._upcoming())
+        problem = suite.problems[self.task_id]
+        execution, ran_here = suite.execution_with_retry(self.task_id, self.sample_id)
+        report: dict[str, Any] = {
+            "suite": problem.suite,
+            "task_id": self.task_id,
+            "sample_id": self.sample_id,
+        }
+        if ran_here:
+            report["execution"] = execution_record(execution)
+        self.user_properties.append(("codeeval", report))
+        if execution.infra_error:
+            report["cases"] = [
+                [c.case_id, "error", f"sandbox failure: {execution.infra_error}", 0.0]
+                for c in problem.cases
+            ]
+            from harness.verdicts import SandboxInfrastructureError
+
+            raise SandboxInfrastructureError(execution.infra_error)
+        functions = case_functions(problem, self.parent.obj)  # type: ignore[union-attr]
+        self.verdicts = judge_sample(problem, functions, execution)
+        report["cases"] = [[v.case_id, v.status, v.message, v.duration_s] for v in self.verdicts]
+        if any(v.status != "passed" for v in self.verdicts):
+            raise SampleFailed(self.verdicts)
+
+    def _upcoming(self) -> list[tuple[str, str]]:
+        """The samples this process will judge next (read ahead on the fork server)."""
+        from plugin.fixtures import NEXT_ITEM
+
+        nxt = self.stash.get(NEXT_ITEM, None)
+        if not isinstance(nxt, SampleItem):
+            return []
+        if self.config.getoption("dist", "no") not in ("no", "load", "loadfile"):
+            return [(nxt.task_id, nxt.sample_id)]  # other schedulers may split a module
+        return [(s.task_id, s.sample_id) for s in nxt.siblings[nxt.index : nxt.index + READ_AHEAD]]
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SampleFailed):
+            lines = [
+                f"{v.case_id} {v.status}: {v.message}"
+                for v in excinfo.value.verdicts
+                if v.status != "passed"
+            ]
+            return "\n".join(lines)
+        return super().repr_failure(excinfo)
+
+
+def execution_record(execution: Any) -> dict[str, Any]:
+    """The sample-level facts of an execution, as ``results.jsonl`` stores them."""
+    return {
+        "duration_s": execution.duration_s,
+        "max_rss_kb": execution.max_rss_kb,
+        "stdout": execution.stdout,
+        "stderr": execution.stderr,
+        "coverage": execution.coverage,
+        "notes": list(execution.notes),
+        "infra_error": execution.infra_error,
+    }
