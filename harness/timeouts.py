@@ -1,67 +1,66 @@
 """Per-case time limits derived from the reference solution's own runtime.
 
 Each case's limit is ``max(floor, multiplier × reference time)``; ``--llm-timeout`` replaces
-all of them. Reference times are measured once in the sandbox and cached on disk by the problem's
-fingerprint, so the same samples get the same limits (and verdicts) on every run.
+all of them. Reference times come from :mod:`harness.calibration`: measured in the sandbox over
+several seeded runs, cached only from healthy runs, so the same samples get the same limits (and
+verdicts) on every run. :func:`prepare_problems` is the one entry point the plugin, ``evaluate``
+and the benchmarks share: limits, and references that fail or pass only by chance marked as data
+defects (never scored).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 from collections.abc import Sequence
-from pathlib import Path
 
-from harness.completions import assemble_program
+from harness.calibration import calibrate
 from harness.records import Problem
-from harness.runtime import build_request
 from harness.sandbox import Sandbox
 
 DEFAULT_FLOOR_S = 1.0
 DEFAULT_MULTIPLIER = 10.0
-CALIBRATION_LIMIT_S = 20.0
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("CODEEVAL_CACHE", Path.home() / ".cache" / "codeeval"))
+def prepare_problems(
+    problems: Sequence[Problem],
+    sandbox: Sandbox,
+    *,
+    coverage: bool = False,
+    override_s: float | None = None,
+    cap_s: float | None = None,
+) -> list[Problem]:
+    """``problems`` ready to compile: per-case limits, ``metadata["reference_durations"]``, and
+    a data defect for each reference that fails any of its calibration runs.
+
+    With ``coverage`` the reference runs under the same tracer as the samples will, so the
+    efficiency analyzer compares like with like. ``override_s`` and ``cap_s``: see
+    :func:`with_timeouts`.
+    """
+    calibrations = calibrate(problems, sandbox, coverage=coverage)
+    prepared = []
+    for problem in problems:
+        calibration = calibrations.get(problem.task_id)
+        durations = calibration.durations if calibration is not None else {}
+        defect = calibration.defect if calibration is not None else None
+        if defect:
+            problem = dataclasses.replace(problem, defects=(*problem.defects, defect))
+        prepared.append(with_timeouts(problem, durations, override_s=override_s, cap_s=cap_s))
+    return prepared
 
 
 def reference_durations(
     problems: Sequence[Problem], sandbox: Sandbox, *, coverage: bool = False
 ) -> dict[str, dict[str, float]]:
-    """``{task_id: {case_id: seconds}}`` of each reference solution, from cache or measured.
+    """``{task_id: {case_id: seconds}}`` of each reference that passed its calibration runs.
 
-    With ``coverage`` the reference runs under the same tracer as the samples will, so the
-    efficiency analyzer compares like with like.
+    Kept for callers that only want timings; :func:`prepare_problems` also marks defects.
+    A problem without trustworthy timings maps to ``{}`` (its limits fall back to the default).
     """
-    path = cache_dir() / "reference_durations.json"
-    try:
-        cached: dict[str, dict[str, float]] = json.loads(path.read_text())
-    except (OSError, ValueError):
-        cached = {}
-    result: dict[str, dict[str, float]] = {}
-    changed = False
-    for problem in problems:
-        key = problem.fingerprint() + (":coverage" if coverage else "")
-        if key not in cached:
-            calibration = dataclasses.replace(
-                problem,
-                cases=tuple(
-                    dataclasses.replace(c, timeout_s=CALIBRATION_LIMIT_S) for c in problem.cases
-                ),
-            )
-            program = assemble_program(calibration, calibration.reference).program
-            execution = sandbox.run(build_request(calibration, program, coverage=coverage))
-            cached[key] = {cid: case.duration_s for cid, case in execution.cases.items()}
-            changed = True
-        result[problem.task_id] = cached[key]
-    if changed:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(cached))
-        tmp.replace(path)
-    return result
+    calibrations = calibrate(problems, sandbox, coverage=coverage)
+    return {
+        p.task_id: calibrations[p.task_id].durations if p.task_id in calibrations else {}
+        for p in problems
+    }
 
 
 def with_timeouts(
@@ -76,7 +75,8 @@ def with_timeouts(
     """A copy of ``problem`` whose cases carry their time limits.
 
     ``override_s`` replaces every limit (``--llm-timeout``); ``cap_s`` only lowers the derived
-    ones (a reward config's ``test_timeout``).
+    ones (a reward config's ``test_timeout``). A case without a measured time gets
+    ``multiplier × floor_s``: unknown is not fast.
     """
     cases = []
     for case in problem.cases:
