@@ -169,10 +169,10 @@ def timed_problems(problems: list[Problem], timeout_s: float) -> list[Problem]:
     on disk by the harness, so this measures nothing again) for the efficiency analyzer."""
     from harness.runtime import shared_sandbox
     from harness.sandbox import SandboxSettings
-    from harness.timeouts import reference_durations, with_timeouts
+    from harness.timeouts import prepare_problems
 
-    durations = reference_durations(problems, shared_sandbox(SandboxSettings(memory_mb=1024)))
-    return [with_timeouts(p, durations[p.task_id], override_s=timeout_s) for p in problems]
+    sandbox = shared_sandbox(SandboxSettings(memory_mb=1024))
+    return prepare_problems(problems, sandbox, override_s=timeout_s)
 
 
 if __name__ == "__main__":

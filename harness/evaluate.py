@@ -63,7 +63,7 @@ def evaluate(
     """
     from harness.runtime import shared_sandbox
     from harness.sandbox import SandboxSettings
-    from harness.timeouts import reference_durations, with_timeouts
+    from harness.timeouts import prepare_problems
 
     if not samples:
         return []
@@ -79,10 +79,9 @@ def evaluate(
     cap = reward_config.test_timeout if reward_config is not None else None
     sandbox = shared_sandbox(SandboxSettings(memory_mb=memory_mb))
     needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
-    durations = reference_durations(problems, sandbox, coverage=needs_coverage)
-    timed = [
-        with_timeouts(p, durations[p.task_id], override_s=timeout_s, cap_s=cap) for p in problems
-    ]
+    timed = prepare_problems(
+        problems, sandbox, coverage=needs_coverage, override_s=timeout_s, cap_s=cap
+    )
     out = Path(out_dir) if out_dir is not None else _default_out_dir(timed)
     settings = SuiteSettings(
         memory_mb=memory_mb,
