@@ -80,9 +80,8 @@ def compile_suite(
     for problem in problems:
         if problem.task_id not in tasks_with_samples:
             continue
-        folder = root / _suite_folder(problem.suite)
-        folder.mkdir(exist_ok=True)
-        path = folder / f"test_{_safe_name(problem.task_id)}.py"
+        path = module_path(root, problem)
+        path.parent.mkdir(exist_ok=True)
         if _write_if_changed(path, render_test_module(problem)):
             rewritten.append(path)
         test_files.append(path)
@@ -91,6 +90,11 @@ def compile_suite(
         if stale not in keep:
             stale.unlink()
     return CompiledSuite(root, list(problems), list(samples), test_files, rewritten)
+
+
+def module_path(root: Path, problem: Problem) -> Path:
+    """Where the generated module of ``problem`` lives in the suite folder ``root``."""
+    return root / _suite_folder(problem.suite) / f"test_{_safe_name(problem.task_id)}.py"
 
 
 def _write_if_changed(path: Path, text: str) -> bool:

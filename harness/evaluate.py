@@ -53,11 +53,16 @@ def evaluate(
     timeout_s: float | None = None,
     memory_mb: int = 1024,
     quiet: bool = True,
+    pytest_session: bool = False,
 ) -> list[dict[str, Any]]:
     """Evaluate ``samples`` of ``problems``; rows in the order of ``samples``.
 
     ``reward``: None, a preset name or YAML path, or a loaded ``RewardConfig``.
     ``workers``: 0 runs in this process; N > 0 uses N pytest-xdist workers.
+    ``pytest_session``: run the generated suite in a real pytest session even with 0 workers.
+    By default (0 workers) the suite's check functions are judged right here, without a
+    session per call: the same generated modules, the same sandbox and the same judging code
+    as the plugin's items (:mod:`harness.verdicts`), so the rows are the same either way.
     ``out_dir``: where results go (default: a folder per problem set under the temp folder,
     reused by later calls so pytest's caches stay warm).
     """
@@ -89,8 +94,12 @@ def evaluate(
     )
     root = out / "suite"
     compiled = compile_suite(timed, _unique_ids(samples), root, settings)
-    _forget_modules(compiled.rewritten)
-    rows = _run_session(root, out, workers, quiet)
+    if workers or pytest_session:
+        _forget_modules(compiled.rewritten)
+        rows = _run_session(root, out, workers, quiet)
+    else:
+        rows = _judge_here(root)
+        _write_rows(out, rows)
     if reward_config is not None:
         from harness.reward import score_rows
 
@@ -122,6 +131,53 @@ def _run_session(root: Path, out: Path, workers: int, quiet: bool) -> list[dict[
             f"{sink.getvalue()[-3000:]}"
         )
     return collector.rows
+
+
+def _judge_here(root: Path) -> list[dict[str, Any]]:
+    """The rows of a compiled suite, judged in this process (no pytest session)."""
+    from harness.compile import SAMPLES_FILE
+    from harness.results import CaseOutcome, SampleOutcomes, build_row
+    from harness.runtime import loaded_suite
+    from harness.verdicts import case_functions, judge_sample, load_check_module
+    from plugin.items import READ_AHEAD, execution_record
+
+    suite = loaded_suite(root)
+    with open(root / SAMPLES_FILE) as fh:
+        sample_rows = [json.loads(line) for line in fh if line.strip()]
+    keys = [(row["task_id"], row["sample_id"]) for row in sample_rows]
+    functions = {}
+    rows = []
+    for index, (key, sample) in enumerate(zip(keys, sample_rows)):
+        suite.plan(keys[index : index + READ_AHEAD + 1])
+        problem = suite.problems[key[0]]
+        if key[0] not in functions:
+            module = load_check_module(suite.module_paths[key[0]])
+            functions[key[0]] = case_functions(problem, module)
+        execution, _ = suite.execution_with_retry(*key)
+        outcomes = SampleOutcomes(problem.suite, key[0], key[1])
+        outcomes.execution = execution_record(execution)
+        if execution.infra_error:
+            message = f"sandbox failure: {execution.infra_error}"
+            verdicts = [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
+        else:
+            verdicts = [
+                CaseOutcome(v.case_id, v.status, v.message, v.duration_s)
+                for v in judge_sample(problem, functions[key[0]], execution)
+            ]
+        outcomes.cases = {v.case_id: v for v in verdicts}
+        rows.append(build_row(problem, outcomes, sample))
+    return rows
+
+
+def _write_rows(out: Path, rows: list[dict[str, Any]]) -> None:
+    """results.jsonl and summary.json, as the pytest session writes them."""
+    from harness.results import summarize
+
+    with open(out / "results.jsonl", "w") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+    summary = summarize(rows, [1], {"path": "in-process"})
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
 def _forget_modules(paths: Sequence[Path]) -> None:

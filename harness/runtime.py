@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest
+from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
 from harness.records import Problem, problem_from_json
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 
@@ -87,6 +87,7 @@ class LoadedSuite:
             for line in fh:
                 problem = problem_from_json(json.loads(line))
                 self.problems[problem.task_id] = problem
+        self.module_paths = {t: module_path(root, p) for t, p in self.problems.items()}
         self.programs: dict[tuple[str, str], str] = {}
         self.sample_ids: dict[str, list[str]] = {}
         with open(root / SAMPLES_FILE) as fh:

@@ -17,9 +17,11 @@ message shows exactly what the candidate returned.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -201,3 +203,30 @@ def stable_assert_messages() -> Iterator[None]:
         yield
     finally:
         assertion_util._reprcompare = saved
+
+
+_check_modules: dict[tuple[str, int, int], ModuleType] = {}
+
+
+def load_check_module(path: Path) -> ModuleType:
+    """A generated test module, imported with pytest's assertion rewriting, outside a session.
+
+    The same rewriting pytest applies when it collects the module, so a failed case's message
+    is the same on both paths. Cached by the file's path, size and modification time.
+    """
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    module = _check_modules.get(key)
+    if module is None:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        source = path.read_bytes()
+        tree = ast.parse(source, filename=str(path))
+        rewrite_asserts(tree, source, str(path), None)
+        module = ModuleType(f"codeeval_checks_{len(_check_modules)}")
+        module.__file__ = str(path)
+        exec(compile(tree, str(path), "exec", dont_inherit=True), module.__dict__)
+        if len(_check_modules) > 4096:  # a trainer compiles a suite per batch
+            _check_modules.clear()
+        _check_modules[key] = module
+    return module
