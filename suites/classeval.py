@@ -9,7 +9,8 @@ TestCase classes) and a small runner are the trusted ``test_setup``.
 
 ``metadata["methods"]`` keeps what the trainers split among agents: each method's name,
 signature, docstring, dependencies and test class. Known data defects (tests that need
-libraries not installed here, skeletons that do not parse) are listed in ``Problem.defects``.
+libraries not installed here, skeletons that do not parse, references that pass only by chance)
+are listed in ``Problem.defects``.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ def _numpy_major() -> int:
         return 0
 
 
-# Tasks whose own reference solution fails its tests here (found by running every reference
-# through its cases); each entry says why, and when it applies.
+# Tasks whose own reference solution fails its tests here, or passes them only by chance (found
+# by running every reference through its cases); each entry says why, and when it applies.
 KNOWN_DEFECTS: dict[str, tuple[str, Callable[[], bool]]] = {
     "ClassEval_17": ("tests compare against dates fixed when the data was written", lambda: True),
     "ClassEval_48": ("a test expects the host name of the authors' machine", lambda: True),
@@ -51,6 +52,13 @@ KNOWN_DEFECTS: dict[str, tuple[str, Callable[[], bool]]] = {
         lambda: hasattr(os, "geteuid") and os.geteuid() == 0,
     ),
     "ClassEval_51": ("uses np.mat, removed in NumPy 2.0", lambda: _numpy_major() >= 2),
+    # The reference passes 65-85% of runs. Calibration (harness/calibration.py) flags it only
+    # when one of its seeds happens to fail, so it is listed here by name.
+    "ClassEval_58": (
+        "flaky reference: mines are placed with unseeded randomness, so its tests pass or fail "
+        "by chance",
+        lambda: True,
+    ),
 }
 
 # The runner lives in the trusted test setup, so every case's statement is one readable call.
