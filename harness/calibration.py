@@ -36,7 +36,7 @@ from typing import Any
 from harness.completions import assemble_program
 from harness.records import CheckCase, Problem
 from harness.runtime import build_request
-from harness.sandbox import SampleExecution, Sandbox
+from harness.sandbox import SampleExecution, SampleRequest, Sandbox
 
 SEEDS: tuple[int, ...] = (0, 1, 2, 3, 4)
 CALIBRATION_LIMIT_S = 20.0  # per case: generous, so a slow reference is measured, not cut off
@@ -150,7 +150,7 @@ def _measure(
     """Run every (problem, seed) pair, in parallel over a few sandboxes, and judge each run."""
     if not problems:
         return {}
-    requests = [_calibration_request(p, coverage) for p in problems]
+    requests = [calibration_request(p, coverage) for p in problems]
     jobs = [(i, seed) for i in range(len(problems)) for seed in seeds]
     count = max(1, min(workers or _cpus(), len(jobs), MAX_WORKERS))
     runs: dict[tuple[int, int], SampleExecution] = {}
@@ -172,7 +172,7 @@ def _measure(
             for job, execution in zip(jobs, executor.map(run, jobs), strict=True):
                 runs[job] = execution
     return {
-        p.task_id: _judge(p, [(seed, runs[(i, seed)]) for seed in seeds])
+        p.task_id: judge_runs(p, [(seed, runs[(i, seed)]) for seed in seeds])
         for i, p in enumerate(problems)
     }
 
@@ -206,7 +206,8 @@ def _sandboxes(sandbox: Sandbox, count: int) -> Iterator[queue.Queue[Sandbox]]:
             box.close()
 
 
-def _calibration_request(problem: Problem, coverage: bool) -> Any:
+def calibration_request(problem: Problem, coverage: bool) -> SampleRequest:
+    """The reference's request, with limits generous enough to measure a slow reference."""
     limited = dataclasses.replace(
         problem,
         cases=tuple(dataclasses.replace(c, timeout_s=CALIBRATION_LIMIT_S) for c in problem.cases),
@@ -215,8 +216,9 @@ def _calibration_request(problem: Problem, coverage: bool) -> Any:
     return build_request(limited, program, coverage=coverage)
 
 
-def _judge(problem: Problem, runs: Sequence[tuple[int, SampleExecution]]) -> Calibration:
-    """One problem's calibration from its runs (``(seed, execution)``, in seed order)."""
+def judge_runs(problem: Problem, runs: Sequence[tuple[int, SampleExecution]]) -> Calibration:
+    """One problem's calibration from its runs (``(seed, execution)``, in seed order), judged
+    as the generated tests judge a sample; decides too whether it may be cached."""
     checks = _TrustedChecks(problem)
     seeds: list[int] = []
     passed: list[int] = []

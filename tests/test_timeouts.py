@@ -1,4 +1,7 @@
-"""Per-case limits from the reference runtime: a multiple with a floor, override and cap."""
+"""Per-case limits from the reference runtime: a multiple with a floor, override and cap.
+
+Where the reference timings come from (and when they are trusted): test_reference_calibration.py.
+"""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -33,6 +36,14 @@ def test_override_replaces_and_cap_only_lowers() -> None:
     durations = {"case_0": 0.001, "case_1": 0.5}
     assert limits(with_timeouts(PROBLEM, durations, override_s=0.25)) == [0.25, 0.25]
     assert limits(with_timeouts(PROBLEM, durations, cap_s=3)) == [1.0, 3.0]
+
+
+def test_a_case_without_a_trusted_timing_gets_ten_times_the_floor() -> None:
+    """No timing (the reference failed, or the sandbox could not run it) is not a fast case:
+    the old cache's zeros gave the 1 s floor, and a slow reference then timed out."""
+    timed = with_timeouts(PROBLEM, {"case_1": 0.5})
+    assert limits(timed) == [10.0, 5.0]
+    assert limits(with_timeouts(PROBLEM, {}, cap_s=3)) == [3.0, 3.0]
 
 
 @given(st.floats(0, 100), st.floats(0, 100))
