@@ -97,22 +97,33 @@ def check_sandbox(settings: SandboxSettings | None = None) -> ProbeResult:
 
 
 def _checks() -> list[tuple[str, str]]:
-    """The modules to import inside: those that import here (a build may lack sqlite3)."""
-    out = []
-    for name, attr in STDLIB_CHECKS:
-        if _found(name):
-            out.append((name, attr))
-    for name, attr in OPTIONAL_CHECKS:
-        if _found(name):
-            out.append((name, attr))
-    return out
+    """The modules to import inside: those the server's interpreter finds here.
+
+    A build may lack sqlite3; numpy only counts where the server's ``sys.path`` has it (its
+    site-packages or their ``.pth`` paths), not from ``PYTHONPATH`` or the user site folder,
+    which the server does not read.
+    """
+    roots = bwrap.python_dirs()
+    roots += bwrap.site_paths(roots)
+    return [
+        (name, attr)
+        for name, attr in (*STDLIB_CHECKS, *OPTIONAL_CHECKS)
+        if _found_under(name, roots)
+    ]
 
 
-def _found(name: str) -> bool:
+def _found_under(name: str, roots: list[str]) -> bool:
     try:
-        return importlib.util.find_spec(name) is not None
+        spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return False
+    if spec is None:
+        return False
+    where = spec.origin or next(iter(spec.submodule_search_locations or ()), None)
+    if not where or where in ("built-in", "frozen"):
+        return False  # nothing on disk to check
+    where = os.path.realpath(where)
+    return any(where == r or where.startswith(r.rstrip("/") + "/") for r in roots)
 
 
 def _markers() -> list[str]:
