@@ -32,8 +32,8 @@ from harness.sandbox import bwrap
 from harness.sandbox.api import CaseRequest, SampleRequest, SandboxSettings
 
 NOBODY = 65534
-# Standard-library modules that live on disk (not built in, not preloaded by the server),
-# each with a name it must define: an empty file over a hidden module imports fine.
+# Standard-library modules that live on disk (most are not preloaded by the server), each
+# with a name it must define: an empty file over a hidden module would import fine.
 STDLIB_CHECKS = (
     ("csv", "reader"),
     ("sqlite3", "connect"),
