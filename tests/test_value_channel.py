@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
+import array
 import base64
 import builtins
+import collections
+import datetime
+import decimal
+import fractions
+import itertools
 import json
 import math
+import sys
+import types
 from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as npst
 
 from harness.sandbox.api import CaseRequest, SampleRequest
 from harness.sandbox.decode import CORRUPTED, ReplyError, assemble
 from harness.sandbox.inside import codec
 
-hashable = st.recursive(
+# numpy dtypes that travel as themselves (long doubles do not: they become opaque)
+numeric_dtypes = npst.scalar_dtypes().filter(
+    lambda d: (
+        d.kind in "biu"
+        or (d.kind, d.itemsize) in {("f", 2), ("f", 4), ("f", 8), ("c", 8), ("c", 16)}
+    )
+)
+zones = st.none() | st.builds(
+    datetime.timezone,
+    st.timedeltas(min_value=datetime.timedelta(hours=-23), max_value=datetime.timedelta(hours=23)),
+)
+scalars = (
     st.none()
     | st.booleans()
     | st.integers()
@@ -25,18 +45,49 @@ hashable = st.recursive(
     | st.floats(allow_nan=False)
     | st.complex_numbers(allow_nan=False)
     | st.text(st.characters(codec=None, exclude_categories=()))
-    | st.binary(),
+    | st.binary()
+    | st.fractions()
+    | st.decimals(allow_nan=False)
+    | st.dates()
+    | st.datetimes(timezones=zones)
+    | st.times(timezones=zones)
+    | st.timedeltas()
+    | st.builds(range, st.integers(), st.integers(), st.integers().filter(bool))
+    | numeric_dtypes.flatmap(lambda d: npst.from_dtype(d, allow_nan=False))
+)
+hashable = st.recursive(
+    scalars,
     lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=4),
     max_leaves=8,
 )
 plain_values = st.recursive(
-    hashable | st.floats() | st.complex_numbers(),
+    hashable
+    | st.floats()
+    | st.complex_numbers()
+    | st.decimals()  # NaN and sNaN included: unhashable, so only here
+    | st.binary().map(bytearray)
+    | st.lists(st.integers(-(2**63), 2**63 - 1)).map(lambda xs: array.array("q", xs))
+    | st.lists(st.floats()).map(lambda xs: array.array("d", xs))
+    | npst.arrays(
+        numeric_dtypes | npst.unicode_string_dtypes() | npst.byte_string_dtypes(),
+        npst.array_shapes(min_dims=0, min_side=0, max_side=3),
+    ),
     lambda inner: (
         st.lists(inner, max_size=5)
         | st.tuples(inner)
         | st.sets(hashable, max_size=5)
         | st.frozensets(hashable, max_size=5)
         | st.dictionaries(hashable, inner, max_size=5)
+        | st.dictionaries(hashable, st.integers(), max_size=5).map(collections.Counter)
+        | st.dictionaries(hashable, inner, max_size=5).map(collections.OrderedDict)
+        | st.dictionaries(hashable, inner, max_size=5).map(
+            lambda d: collections.defaultdict(list, d)
+        )
+        | st.builds(
+            collections.deque,
+            st.lists(inner, max_size=4),
+            st.none() | st.integers(4, 6),
+        )
     ),
     max_leaves=25,
 )
@@ -46,17 +97,29 @@ def same(a: Any, b: Any) -> bool:
     """Structural equality with exact types, where nan equals nan and -0.0 differs from 0.0."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, float):
+    if isinstance(a, (float, np.floating)):
         return (math.isnan(a) and math.isnan(b)) or (
             a == b and math.copysign(1, a) == math.copysign(1, b)
         )
-    if isinstance(a, complex):
-        return same(a.real, b.real) and same(a.imag, b.imag)
+    if isinstance(a, (complex, np.complexfloating)):
+        return same(float(a.real), float(b.real)) and same(float(a.imag), float(b.imag))
+    if isinstance(a, np.ndarray):
+        return (a.dtype, a.shape) == (b.dtype, b.shape) and same(a.tolist(), b.tolist())
+    if isinstance(a, decimal.Decimal):
+        return str(a) == str(b)
+    if isinstance(a, array.array):
+        return a.typecode == b.typecode and same(a.tolist(), b.tolist())
+    if isinstance(a, collections.deque):
+        return a.maxlen == b.maxlen and same(list(a), list(b))
+    if isinstance(a, collections.defaultdict) and a.default_factory is not b.default_factory:
+        return False
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, collections.OrderedDict):
+        return same(list(a.items()), list(b.items()))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return a == b
+    return a == b and (not isinstance(a, datetime.time) or a.tzinfo == b.tzinfo)
 
 
 def through_json(value: Any) -> Any:
@@ -87,7 +150,10 @@ json_junk = st.recursive(
     ),
     max_leaves=20,
 )
-tags = st.sampled_from(list("nbifcsytlSFdo") + ["zz"])
+tags = st.sampled_from(
+    list("nbifcsyYtlSFdoCOKVPrqQDIN")
+    + ["dd", "ar", "nd", "date", "datetime", "time", "timedelta", "zz"]
+)
 tagged_junk = st.recursive(
     st.builds(lambda t, p: [t, p], tags, json_junk) | st.builds(lambda t: [t], tags),
     lambda inner: (
@@ -215,11 +281,265 @@ def test_subclasses_become_their_exact_base_type() -> None:
     assert isinstance(faked, codec.Opaque) and faked != 0
 
 
-def test_numpy_values_become_plain() -> None:
-    assert same(through_json(np.int64(4)), 4)
-    assert same(through_json(np.float32(0.5)), 0.5)
-    assert same(through_json(np.bool_(True)), True)
-    assert same(through_json(np.array([[1, 2], [3, 4]])), [[1, 2], [3, 4]])
+class EvilArray(np.ndarray):
+    def tolist(self):  # type: ignore[no-untyped-def]
+        return [3]
+
+    def ravel(self, order="C"):  # type: ignore[no-untyped-def]
+        return np.array([3])
+
+    def __eq__(self, other):  # type: ignore[no-untyped-def]
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_numpy_values_stay_numpy() -> None:
+    for scalar in (np.int64(4), np.float32(0.5), np.bool_(True), np.str_("ab"), np.uint8(255)):
+        assert same(through_json(scalar), scalar)
+    assert through_json(np.float64(0.5)) == 0.5 and through_json(np.bool_(False)) is np.False_
+    matrix = through_json(np.array([[1, 2], [3, 4]], dtype=np.int16))
+    assert matrix.dtype == np.int16 and matrix.shape == (2, 2)
+    # A subclass arrives as a plain array of its data: its own methods are never called.
+    assert same(through_json(np.array([[1.5, 2]]).view(EvilArray)), np.array([[1.5, 2.0]]))
+    mixed = through_json(np.array([[1, 2], (3,), "x", None, np.array([4])], dtype=object))
+    assert mixed.dtype == object and mixed.shape == (5,)
+    assert mixed[0] == [1, 2] and mixed[1] == (3,) and mixed[2] == "x" and mixed[3] is None
+    assert same(mixed[4], np.array([4]))
+    for odd in (np.datetime64("2020-01-01"), np.array([1], dtype="M8[D]"), np.longdouble(1)):
+        assert isinstance(through_json(odd), codec.Opaque)
+
+
+def test_numpy_is_looked_up_lazily() -> None:
+    """The fork server never imports numpy; encoding only looks at ``sys.modules``."""
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('c', {codec.__file__!r})\n"
+        "codec = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(codec)\n"
+        "codec.encode_value([1, object(), iter([2])])\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _numbers(stop: int, fail_after: int | None = None):  # type: ignore[no-untyped-def]
+    for i in range(stop):
+        if i == fail_after:
+            raise ValueError("bad item")
+        yield i
+
+
+def test_iterators_behave_like_the_candidates_under_the_check() -> None:
+    assert set(through_json(map(abs, [-1, 1, 2]))) == {1, 2}
+    assert sorted(through_json(x for x in [3, 1, 2])) == [1, 2, 3]
+    assert list(through_json(zip([1, 2], "ab", strict=True))) == [(1, "a"), (2, "b")]
+    assert tuple(through_json(reversed([1, 2]))) == (2, 1)
+    assert sum(through_json(filter(None, [0, 1, 2]))) == 3
+    assert next(through_json(itertools.count(5))) == 5  # endless: the first items travel
+    assert list(through_json(iter([[1], {2: 3}]))) == [[1], {2: 3}]
+    generator = through_json(_numbers(3))
+    assert isinstance(generator, types.GeneratorType)
+    assert through_json(map(abs, [1])).__class__ is map
+    iterator = through_json(iter([1, 2]))
+    assert iterator != [1, 2] and not (iterator == [1, 2]) and iterator == iterator
+    assert bool(through_json(iter([])))  # an iterator is true even when empty
+    with pytest.raises(TypeError):
+        len(through_json(iter([1, 2])))
+    with pytest.raises(TypeError):
+        through_json(iter([1, 2]))[0]  # type: ignore[index]
+
+
+def test_an_iterator_that_raises_raises_again_after_its_items() -> None:
+    replay = through_json(_numbers(5, fail_after=2))
+    assert next(replay) == 0 and next(replay) == 1
+    with pytest.raises(ValueError, match="bad item"):
+        next(replay)
+    assert list(replay) == []  # a generator that raised is finished
+    with pytest.raises(ValueError):
+        list(through_json(_numbers(5, fail_after=2)))
+
+    class Custom(Exception):
+        pass
+
+    def custom():  # type: ignore[no-untyped-def]
+        yield 1
+        raise Custom("mine")
+
+    with pytest.raises(codec.CandidateError, match="Custom: mine"):
+        list(through_json(custom()))
+
+    def leaves():  # type: ignore[no-untyped-def]
+        yield 1
+        raise SystemExit(0)  # must not stop the trusted process
+
+    with pytest.raises(codec.CandidateError, match="SystemExit"):
+        list(through_json(leaves()))
+    endless = through_json(itertools.count())
+    with pytest.raises(codec.TransferLimit):
+        list(endless)
+
+
+def test_stdlib_values_keep_their_types_and_equality() -> None:
+    assert through_json(range(1, 10, 3)) == range(1, 10, 3)
+    assert through_json({1: 2, 3: 4}.keys()) == {1, 3}
+    assert through_json({1: 2}.items()) == {(1, 2)}
+    values = through_json({1: [2]}.values())
+    assert list(values) == [[2]] and values != [[2]]  # values views compare by identity
+    assert through_json(collections.deque([1, 2])) == collections.deque([1, 2])
+    assert through_json(collections.deque([1, 2])) != [1, 2]
+    assert through_json(fractions.Fraction(1, 3)) == fractions.Fraction(2, 6)
+    assert through_json(decimal.Decimal("0.10")) == decimal.Decimal("0.1")
+    counter = through_json(collections.Counter("aab"))
+    assert counter == {"a": 2, "b": 1} and counter["z"] == 0
+    assert counter == collections.Counter(a=2, b=1, c=0)  # Counter equality, not dict's
+    ordered = collections.OrderedDict([(1, 1), (2, 2)])
+    ordered.move_to_end(1)
+    assert list(through_json(ordered)) == [2, 1]
+    assert through_json(ordered) != collections.OrderedDict([(1, 1), (2, 2)])
+    assert through_json(collections.defaultdict(list, {1: [2]}))[5] == []
+    with pytest.raises(KeyError):  # a lambda factory stays in the sandbox
+        through_json(collections.defaultdict(lambda: 0, {1: 2}))[5]
+    point = collections.namedtuple("Point", "x y")(1, 2)
+    assert through_json(point) == (1, 2) == point
+    assert through_json(datetime.date(2020, 1, 2)) == datetime.date(2020, 1, 2)
+    assert through_json(array.array("i", [1, 2])) == array.array("i", [1, 2])
+
+
+class OddZone(datetime.tzinfo):
+    def utcoffset(self, dt):  # type: ignore[no-untyped-def]
+        return datetime.timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        ["r", "1", "2", "0"],  # step 0
+        ["r", "1", "2"],
+        ["q", [["i", "1"], ["i", "2"]], "1"],  # longer than maxlen
+        ["q", [], 3],
+        ["Q", "2", "4"],  # not in lowest terms
+        ["Q", "1", "-3"],
+        ["D", "1.5.3"],
+        ["D", "nan"],
+        ["date", "2020-13-01"],
+        ["datetime", "x" * 100],
+        ["timedelta", "0", "15180", "0"],  # seconds past a day
+        ["dd", "print", []],
+        ["dd", ["int"], []],
+        ["K", [["i", "1"], ["i", "1"]]],  # duplicate key
+        ["K", [["l", []]]],
+        ["ar", "", []],
+        ["ar", "i", [["f", "0x1.0p+0"]]],
+        ["ar", "bB", []],
+        ["I", "zip", [], None],
+        ["I", "iterator", [], ["raise", "NotABuiltin", "", True]],
+        ["I", "iterator", [], ["raise", "StopIteration", "", True]],
+        ["I", "iterator", [], ["raise", "SystemExit", "", True]],
+        ["I", "iterator", [], ["more", 1]],
+        ["I", ["iterator"], [], None],
+        ["N", "<i8", ["f", "0x1.0p+0"]],  # a float in an int scalar
+        ["N", "|O", ["n"]],
+        ["N", "<M8[D]", ["i", "1"]],
+        ["N", "<f16", ["f", "0x1.0p+0"]],
+        ["N", "<i1", ["i", "1ff"]],  # out of range
+        ["nd", "<i8", [2], [["i", "1"]]],  # shape does not match
+        ["nd", "<i8", [-1], []],
+        ["nd", "<i8", [1, "1"], [["i", "1"]]],
+        ["nd", "i8,i8", [0], []],  # structured
+        ["nd", "<f8", [1], [["s", "1"]]],
+        ["nd", "<U2", [1], [["y", ""]]],
+    ],
+)
+def test_malformed_new_nodes_are_channel_errors(node: list[Any]) -> None:
+    with pytest.raises(codec.ChannelError):
+        codec.decode_value(node)
+
+
+class SelfIterator:
+    """``__next__`` returns the iterator itself: an endlessly nested value."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return self
+
+    def __next__(self):  # type: ignore[no-untyped-def]
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+class ForgedIterator:
+    """``__iter__`` hands out something that is not an iterator."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return [1, 2, 3]
+
+    def __next__(self):  # type: ignore[no-untyped-def]
+        return 1
+
+
+class FakeDtype:
+    kind, str, fields, subdtype, itemsize = "i", "<i8", None, None, 8
+
+
+class FakeNdarray:
+    """What a fake ``numpy`` module in ``sys.modules`` calls its arrays."""
+
+    dtype = property(lambda self: FakeDtype())
+    shape = property(lambda self: (1,))
+    size = property(lambda self: 1)
+
+    def view(self, cls):  # type: ignore[no-untyped-def]
+        return self
+
+    def ravel(self):  # type: ignore[no-untyped-def]
+        return self
+
+    def tolist(self):  # type: ignore[no-untyped-def]
+        return [0]
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+def test_hostile_iterators_and_fake_numpy_cannot_forge_equality() -> None:
+    assert isinstance(through_json(SelfIterator()), codec.Opaque)
+    assert isinstance(through_json(ForgedIterator()), codec.Opaque)
+    fake = types.ModuleType("numpy")
+    fake.ndarray, fake.generic = FakeNdarray, type("generic", (), {})  # type: ignore[attr-defined]
+    saved = sys.modules["numpy"]
+    sys.modules["numpy"] = fake
+    try:
+        encoded = codec.encode_value(FakeNdarray())
+        everything = types.ModuleType("numpy")
+        everything.ndarray = everything.generic = object  # type: ignore[attr-defined]
+        sys.modules["numpy"] = everything
+        swallowed = codec.encode_value(EvilInt(3))
+    finally:
+        sys.modules["numpy"] = saved
+    # Only the fake's data travels, and the real numpy rebuilds it: its __eq__ is gone.
+    value = codec.decode_value(json.loads(json.dumps(encoded)))
+    assert type(value) is np.ndarray and not (value == 3).any()
+    assert isinstance(codec.decode_value(swallowed), codec.Opaque)
+
+
+def test_values_that_do_not_travel_are_opaque() -> None:
+    aware = datetime.datetime(2020, 1, 1, tzinfo=OddZone())
+    assert isinstance(through_json(aware), codec.Opaque)
+
+    class NotIterable:
+        def __next__(self):  # type: ignore[no-untyped-def]
+            return 1
+
+    assert isinstance(through_json(NotIterable()), codec.Opaque)
 
 
 def test_other_objects_are_opaque_and_equal_only_themselves() -> None:
