@@ -147,7 +147,7 @@ def _judge_here(root: Path) -> list[dict[str, Any]]:
     keys = [(row["task_id"], row["sample_id"]) for row in sample_rows]
     functions = {}
     rows = []
-    for index, (key, sample) in enumerate(zip(keys, sample_rows)):
+    for index, (key, sample) in enumerate(zip(keys, sample_rows, strict=True)):
         suite.plan(keys[index : index + READ_AHEAD + 1])
         problem = suite.problems[key[0]]
         if key[0] not in functions:

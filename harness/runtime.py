@@ -102,8 +102,6 @@ class LoadedSuite:
             hide_paths=tuple(self.settings.get("hide_paths", ())) + (str(self.root),),
         )
 
-
-
     def plan(self, keys: Iterable[tuple[str, str]]) -> None:
         """Start the sandbox on samples that will be asked for soon (read-ahead).
 
