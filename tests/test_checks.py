@@ -34,15 +34,97 @@ def test_plain_asserts_become_compare_cases():
 
 def test_prelude_is_kept_and_loops_run_in_the_sandbox():
     _, cases = split_check(
-        "def check(candidate):\n"
+        "import random\n\ndef check(candidate):\n"
         "    xs = [1, 2]\n"
         "    assert candidate(xs) == sorted(xs)\n"
         "    for x in range(3):\n"
-        "        assert candidate([x]) == [x]\n"
+        "        y = random.randint(0, 9)\n"
+        "        assert candidate([y]) == [y]\n"
     )
     assert cases[0].mode == "compare" and cases[0].prelude == "xs = [1, 2]"
     assert cases[1].mode == "sandbox"
-    assert "__plain__(candidate([x]))" in cases[1].statement
+    assert "__plain__(candidate([y]))" in cases[1].statement
+
+
+def test_literal_loops_unroll_into_compare_cases():
+    _, cases = split_check(
+        "def check(candidate):\n"
+        "    assert candidate(0, 1) == '0'\n"
+        "    for x in range(2, 5):\n"
+        "        assert candidate(x, x + 1) == str(x)\n"
+        "    assert candidate(x, 9) == 'last'\n"
+    )
+    assert [c.case_id for c in cases] == ["case_0", "case_1_0", "case_1_1", "case_1_2", "case_2"]
+    assert all(c.mode == "compare" for c in cases)
+    assert cases[1].source == "assert candidate(2, 2 + 1) == str(2)"
+    assert cases[3].calls == ("candidate(4, 4 + 1)",) and cases[3].check == "assert v[0] == str(4)"
+    # After the loop its variable holds the last value, on both sides.
+    assert cases[4].prelude == "x = 4" and cases[4].calls == ("candidate(x, 9)",)
+
+
+def _trusted_check(case, value):  # type: ignore[no-untyped-def]
+    """Run a compare case's prelude and check as the generated test does, with ``v = [value]``."""
+    ns: dict = {}
+    exec(case.prelude, ns)
+    ns["v"] = [value]
+    try:
+        exec(case.check, ns)
+    except AssertionError:
+        return False
+    return True
+
+
+def test_unrolled_loops_keep_assignments_and_unpacking_in_order():
+    _, cases = split_check(
+        "def check(candidate):\n"
+        "    total = 0\n"
+        "    for a, b in [(1, 'x'), (2, 'yy')]:\n"
+        "        total += a\n"
+        "        assert candidate(b) == total\n"
+        "    for ch in 'ab':\n"
+        "        assert candidate(ch)\n"
+        "        assert True\n"
+    )
+    assert [c.case_id for c in cases] == ["case_0_0", "case_0_1", "case_1_0", "case_1_1"]
+    assert [c.calls for c in cases] == [
+        ("candidate('x')",),
+        ("candidate('yy')",),
+        ("candidate('a')",),
+        ("candidate('b')",),
+    ]
+    assert _trusted_check(cases[0], 1) and not _trusted_check(cases[0], 3)
+    assert _trusted_check(cases[1], 3) and not _trusted_check(cases[1], 2)
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "for x in range(3):\n        y = random.randint(0, 5)\n        assert candidate(x) == y",
+        "for x in candidate(3):\n        assert x",  # the candidate in the iterable
+        "for x in range(1000):\n        assert candidate(x) == x",  # too many
+        "for x in XS:\n        assert candidate(x) == x",  # not a literal
+        "for x in range(3):\n        if x:\n            assert candidate(x) == x",
+        "for x in range(3):\n        x = x + 1\n        assert candidate(x) == x",
+        "for x in range(3):\n        assert candidate([x for x in 'ab']) == x",
+        "for x in range(3):\n        assert candidate(x) == x\n    else:\n        pass",
+        "for xs in [[3, 1]]:\n        assert candidate(xs) == sorted(xs)",  # one list, two uses
+        "for x in range(3):\n        assert helper(candidate(x))",  # the program's own name
+        "for x in range(2):\n        y = shuffle(x)\n        assert candidate(x) == y",
+    ],
+)
+def test_other_loops_stay_sandbox_cases(loop):
+    source = f"import random\nXS = [1]\n\ndef check(candidate):\n    {loop}\n"
+    _, cases = split_check(source)
+    assert [c.mode for c in cases] == ["sandbox"]
+    assert [c.case_id for c in cases] == ["case_0"]
+
+
+def test_a_redefined_range_is_not_unrolled():
+    _, cases = split_check(
+        "def range(n):\n    return [7]\n\ndef check(candidate):\n"
+        "    for x in range(3):\n        assert candidate(x) == x\n"
+    )
+    assert [c.mode for c in cases] == ["sandbox"]
 
 
 @pytest.mark.parametrize(
@@ -84,6 +166,11 @@ def test_every_humaneval_problem_splits_into_cases_mostly_compared_in_trusted_co
             modes[case.mode] += 1
             compile(case.check or case.statement, "case", "exec")
     assert modes["compare"] > 20 * modes["sandbox"]
+    # Only loops over random inputs (32, 38, 50, 53) and HumanEval/33's check that calls the
+    # program's own function by name stay in the sandbox; HumanEval/44's loop is unrolled.
+    assert modes["sandbox"] == 7
+    he44 = next(row for row in rows if row["task_id"] == "HumanEval/44")
+    assert all(c.mode == "compare" for c in split_check(he44["test"])[1])
 
 
 @given(
