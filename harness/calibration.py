@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
+from harness.paths import cache_dir
 from harness.records import CheckCase, Problem
 from harness.runtime import build_request
 from harness.sandbox import SampleExecution, SampleRequest, Sandbox
@@ -43,10 +44,6 @@ CALIBRATION_LIMIT_S = 20.0  # per case: generous, so a slow reference is measure
 CACHE_FILE = "reference_calibration.json"
 CACHE_FORMAT = 2  # the older ``reference_durations.json`` (format 1) is never read
 MAX_WORKERS = 8
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("CODEEVAL_CACHE", Path.home() / ".cache" / "codeeval"))
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ def evaluate(
     """
     from harness.runtime import shared_sandbox
     from harness.sandbox import SandboxSettings
+    from harness.sandbox.probe import check_sandbox
     from harness.timeouts import prepare_problems
 
     if not samples:
@@ -82,7 +83,9 @@ def evaluate(
     if reward_config is not None and reward_config.memory_limit:
         memory_mb = reward_config.memory_limit  # the reward's evaluation limits bind the sandbox
     cap = reward_config.test_timeout if reward_config is not None else None
-    sandbox = shared_sandbox(SandboxSettings(memory_mb=memory_mb))
+    sandbox_settings = SandboxSettings(memory_mb=memory_mb)
+    check_sandbox(sandbox_settings)  # SandboxUnusable: one message, why and what to do
+    sandbox = shared_sandbox(sandbox_settings)
     needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
     timed = prepare_problems(
         problems, sandbox, coverage=needs_coverage, override_s=timeout_s, cap_s=cap

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
+import marshal
+import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
 import pytest
@@ -209,24 +213,52 @@ _check_modules: dict[tuple[str, int, int], ModuleType] = {}
 
 
 def load_check_module(path: Path) -> ModuleType:
-    """A generated test module, imported with pytest's assertion rewriting, outside a session.
+    """A generated test module, imported with pytest's assertion rewriting.
 
-    The same rewriting pytest applies when it collects the module, so a failed case's message
-    is the same on both paths. Cached by the file's path, size and modification time.
+    The plugin's per-sample items and the in-process path both import generated modules
+    through here: the same rewriting pytest applies, so a failed case's message is the same on
+    both. The rewritten code is cached on disk by source, path and versions (pytest's own
+    cache is skipped under PYTHONDONTWRITEBYTECODE, and workers would each redo it), and in
+    memory by the file's path, size and modification time.
     """
     stat = path.stat()
     key = (str(path), stat.st_mtime_ns, stat.st_size)
     module = _check_modules.get(key)
     if module is None:
-        from _pytest.assertion.rewrite import rewrite_asserts
-
-        source = path.read_bytes()
-        tree = ast.parse(source, filename=str(path))
-        rewrite_asserts(tree, source, str(path), None)
         module = ModuleType(f"codeeval_checks_{len(_check_modules)}")
         module.__file__ = str(path)
-        exec(compile(tree, str(path), "exec", dont_inherit=True), module.__dict__)
+        exec(_rewritten_code(path), module.__dict__)
         if len(_check_modules) > 4096:  # a trainer compiles a suite per batch
             _check_modules.clear()
         _check_modules[key] = module
     return module
+
+
+def _rewritten_code(path: Path) -> CodeType:
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    source = path.read_bytes()
+    tag = f"{path}\0{pytest.__version__}\0{sys.version}\0".encode()
+    digest = hashlib.sha256(tag + source).hexdigest()[:32]
+    cached = _code_cache_dir() / f"{digest}.marshal"
+    try:
+        return marshal.loads(cached.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    tree = ast.parse(source, filename=str(path))
+    rewrite_asserts(tree, source, str(path), None)
+    code = compile(tree, str(path), "exec", dont_inherit=True)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(marshal.dumps(code))
+        partial.replace(cached)
+    except OSError:
+        pass  # a read-only cache only costs time
+    return code
+
+
+def _code_cache_dir() -> Path:
+    from harness.paths import cache_dir
+
+    return cache_dir() / "checks"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness.verdicts import CaseVerdict, case_functions, judge_sample
+from harness.verdicts import CaseVerdict, case_functions, judge_sample, load_check_module
 
 READ_AHEAD = 8  # samples queued on the fork server beyond the one being judged
 
@@ -34,6 +34,15 @@ class SampleFailed(Exception):
 
 class GeneratedModule(pytest.Module):
     """A generated test module, collected as one item per sample of its task."""
+
+    def _getobj(self) -> Any:
+        # Imported as the in-process path imports it (same assertion rewriting, cached code).
+        try:
+            module = load_check_module(self.path)
+        except SyntaxError as exc:
+            raise self.CollectError(f"generated module does not compile: {exc}") from exc
+        self.config.pluginmanager.consider_module(module)
+        return module
 
     def collect(self) -> list[pytest.Item]:
         from plugin.fixtures import suite_of

@@ -7,7 +7,6 @@ One :class:`EvalSession` is registered on the controller (never on xdist workers
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,6 @@ class EvalSession:
     # -- building the suite -------------------------------------------------------------------
     def _build_suite(self) -> dict[str, Any]:
         from harness.runtime import shared_sandbox
-        from harness.sandbox import SandboxSettings
         from harness.timeouts import prepare_problems
 
         config = self.config
@@ -62,7 +60,7 @@ class EvalSession:
         memory_mb = getattr(reward_config, "memory_limit", None) or config.getoption(
             "llm_memory_mb"
         )
-        sandbox = shared_sandbox(SandboxSettings(memory_mb=memory_mb))
+        sandbox = shared_sandbox(usable_sandbox_settings(memory_mb))
         needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
         override = config.getoption("llm_timeout")
         cap = getattr(reward_config, "test_timeout", None)
@@ -82,8 +80,8 @@ class EvalSession:
                 "timeout": override,
             },
         )
-        if self.root.exists():
-            shutil.rmtree(self.root)
+        # The folder is kept: unchanged modules keep pytest's rewritten bytecode (compile_suite
+        # removes modules of problems no longer in the run).
         compile_suite(problems, samples, self.root, settings)
         return load_manifest(self.root)["settings"]
 
@@ -230,6 +228,19 @@ class EvalSession:
         tr.write_line(f"generated suite (rerun with plain pytest): {self.root}")
         if self.config.option.tbstyle == "no":
             tr.write_line("per-case failure messages: results.jsonl (or here with --tb=line -rf)")
+
+
+def usable_sandbox_settings(memory_mb: int) -> Any:
+    """Sandbox settings whose real fork server has been seen to work (else a usage error)."""
+    from harness.sandbox import SandboxSettings
+    from harness.sandbox.probe import SandboxUnusable, check_sandbox
+
+    settings = SandboxSettings(memory_mb=memory_mb)
+    try:
+        check_sandbox(settings)
+    except SandboxUnusable as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return settings
 
 
 def _case_status(report: pytest.TestReport, props: dict[str, Any]) -> str | None:

@@ -11,20 +11,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.paths import cache_dir
 from harness.records import Problem
 
 MEMORY_LIMIT = 200_000  # entries; the memory layer is cleared when it grows past this
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("CODEEVAL_CACHE") or Path.home() / ".cache" / "codeeval")
 
 
 def problem_fingerprint(problem: Problem | None) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.models.registry import resolve_model
+from harness.paths import cache_dir  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -26,12 +27,6 @@ if TYPE_CHECKING:
 _DTYPES = ("float32", "float16", "bfloat16", "auto")
 _MARKER = "codeeval-cache.json"  # written last: a folder without it is an unfinished conversion
 DEFAULT_MODEL = "smollm2-135m"
-
-
-def cache_dir() -> Path:
-    """The root cache folder: ``$CODEEVAL_CACHE`` or ``~/.cache/codeeval``."""
-    root = os.environ.get("CODEEVAL_CACHE") or Path.home() / ".cache" / "codeeval"
-    return Path(root)
 
 
 def gguf_path(source: str) -> Path | None:
