@@ -246,6 +246,27 @@ class EvilDict(dict):
         return [("forged", 1)]
 
 
+class SneakyDict(dict):
+    """Overrides iteration too: ``dict.copy`` would then ask its ``keys()`` and ``[]``."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(["forged"])
+
+    def keys(self):  # type: ignore[override]
+        return ["forged"]
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        return 1
+
+
+class SneakyCounter(collections.Counter):  # type: ignore[type-arg]
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(["forged"])
+
+    def keys(self):  # type: ignore[override]
+        return ["forged"]
+
+
 class EvilFloat(float):
     def __float__(self) -> float:
         return 1.0
@@ -270,6 +291,8 @@ def test_subclasses_become_their_exact_base_type() -> None:
         (EvilStr("abc"), "abc"),
         (EvilList([7]), [7]),
         (EvilDict({"a": 1}), {"a": 1}),
+        (SneakyDict({"a": 2}), {"a": 2}),
+        (SneakyCounter({"a": 2}), collections.Counter({"a": 2})),
         (EvilFloat(2.5), 2.5),
         ((EvilInt(1), EvilStr("x")), (1, "x")),
         ({EvilInt(3)}, {3}),

@@ -83,7 +83,6 @@ _bytearray_copy = bytearray.copy
 _list_copy = list.copy
 _tuple_getitem = tuple.__getitem__
 _tuple_len = tuple.__len__
-_dict_copy = dict.copy
 _dict_items = dict.items
 _dict_getitem = dict.__getitem__
 _set_copy = set.copy
@@ -393,12 +392,14 @@ def _enc_frozenset(value: Any, depth: int, budget: list[int]) -> Any:
     return ["F", _each(_frozenset_copy(value), depth, budget)]
 
 
+# Dicts are read through a view of their own storage: ``dict.copy`` of a subclass that
+# overrides ``__iter__`` would call its ``keys()`` and ``__getitem__``.
 def _enc_dict(value: Any, depth: int, budget: list[int]) -> Any:
-    return ["d", _pairs(_dict_items(_dict_copy(value)), depth, budget)]
+    return ["d", _pairs(_list(_dict_items(value)), depth, budget)]
 
 
 def _enc_counter(value: Any, depth: int, budget: list[int]) -> Any:
-    return ["C", _pairs(_dict_items(_dict_copy(value)), depth, budget)]
+    return ["C", _pairs(_list(_dict_items(value)), depth, budget)]
 
 
 def _enc_ordered_dict(value: Any, depth: int, budget: list[int]) -> Any:
@@ -409,7 +410,7 @@ def _enc_ordered_dict(value: Any, depth: int, budget: list[int]) -> Any:
 
 def _enc_defaultdict(value: Any, depth: int, budget: list[int]) -> Any:
     factory = _FACTORY_IDS.get(_id(_dd_factory(value)))
-    return ["dd", factory, _pairs(_dict_items(_dict_copy(value)), depth, budget)]
+    return ["dd", factory, _pairs(_list(_dict_items(value)), depth, budget)]
 
 
 def _enc_keys(value: Any, depth: int, budget: list[int]) -> Any:
