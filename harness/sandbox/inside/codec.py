@@ -339,7 +339,11 @@ def _enc_bool(value: Any, depth: int, budget: list[int]) -> Any:
 
 
 def _enc_int(value: Any, depth: int, budget: list[int]) -> Any:
-    return ["i", _hex(value, budget)]
+    text = _int_to_hex(_int_int(value), "x")  # inlined _hex: the hottest encoder
+    budget[1] -= _len(text)
+    if budget[1] < 0:
+        raise _Limit("too large")
+    return ["i", text]
 
 
 def _enc_float(value: Any, depth: int, budget: list[int]) -> Any:
@@ -351,7 +355,11 @@ def _enc_complex(value: Any, depth: int, budget: list[int]) -> Any:
 
 
 def _enc_str(value: Any, depth: int, budget: list[int]) -> Any:
-    return ["s", _text(_str_str(value), budget)]
+    text = _str_str(value)
+    budget[1] -= _len(text)
+    if budget[1] < 0:
+        raise _Limit("too large")
+    return ["s", text]
 
 
 def _b64(raw: bytes, budget: list[int]) -> str:
@@ -771,7 +779,10 @@ def _dec(data: Any, depth: int, budget: list[int]) -> Any:
     if tag == "b" and size == 2 and type(data[1]) is bool:
         return data[1]
     if tag == "i" and size == 2:
-        return _int(data[1])
+        text = data[1]  # inlined _int: the hottest node
+        if type(text) is not str or not _HEX_INT.match(text) or len(text) > MAX_TEXT:
+            raise ChannelError("bad int")
+        return int(text, 16)
     if tag == "f" and size == 2:
         return _float(data[1])
     if tag == "c" and size == 3:
