@@ -130,11 +130,12 @@ class EvalSession:
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        # All cases of a problem on one worker: each sample then runs once in the sandbox.
-        if config.getvalue("dist") == "load":
-            from xdist.scheduler import LoadFileScheduling
+        # Whole modules per worker, sent ahead (plugin.scheduler): every case of a sample runs
+        # on one worker, and each worker's sandbox can read ahead across module boundaries.
+        if config.getvalue("dist") in ("load", "loadfile"):
+            from plugin.scheduler import ModuleScheduling
 
-            return LoadFileScheduling(config, log)
+            return ModuleScheduling(config, log)
         return None
 
     # -- gathering verdicts ---------------------------------------------------------------------
