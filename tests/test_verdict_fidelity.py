@@ -354,3 +354,15 @@ def test_an_endless_iterator_fails_within_the_case_limit(sandbox: Sandbox) -> No
     assert case.status == "ok"  # consumed up to the limit; the rest never crossed
     with pytest.raises(codec.TransferLimit):
         list(case.values[0])
+
+
+def test_an_iterator_that_hangs_times_out_inside_its_case(sandbox: Sandbox) -> None:
+    """Consuming happens before the case's frame is sent, so the case's own limit applies."""
+    problem = _problem("def check(f):\n    assert next(f(0)) == 1\n    assert f(1) == 1\n")
+    problem = dataclasses.replace(
+        problem, cases=tuple(dataclasses.replace(c, timeout_s=0.5) for c in problem.cases)
+    )
+    program = "def f(n):\n    if n:\n        return 1\n    yield 1\n    while True:\n        pass\n"
+    execution = sandbox.run(build_request(problem, program))
+    assert execution.cases["case_0"].status == "timeout"
+    assert execution.cases["case_1"].status == "ok"  # the next case runs in a fresh child
