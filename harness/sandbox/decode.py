@@ -14,9 +14,11 @@ import math
 from typing import Any
 
 from harness.sandbox.api import CaseExecution, SampleExecution, SampleRequest
+from harness.sandbox.coverage_data import analyze
 from harness.sandbox.inside import codec
 
 CORRUPTED = "corrupted result channel"
+MAX_ARCS = 1_000_000  # a program has far fewer distinct arcs; more is a forged report
 _VERDICTS = ("timeout", "crashed")
 _FRAME_STATUSES = ("ok", "assertion", "raised")
 
@@ -112,40 +114,24 @@ def _case(case_id: str, mode: str, n_calls: int, index: int, slot: Any) -> CaseE
         return CaseExecution(case_id, "crashed", message=CORRUPTED)
 
 
-def _merge_coverage(slots: Any) -> dict[str, Any] | None:
-    """Line and branch coverage of solution.py, merged over the children of one sample."""
+def _merge_coverage(program: str, slots: Any) -> dict[str, Any] | None:
+    """Line and branch coverage of solution.py, from the arcs every child of the sample ran."""
     if type(slots) is not list or not slots:
         return None
-    statements: set[int] = set()
-    executed: set[int] = set()
-    missing_arcs: set[tuple[int, int]] | None = None
-    branches = 0
+    arcs: set[tuple[int, int]] = set()
+    reported = False
     for slot in slots:
         try:
             cov = _payload(slot, None).get("coverage")
-            if type(cov) is not dict:
+            if type(cov) is not dict or type(cov.get("arcs")) is not list:
                 continue
-            statements.update(int(x) for x in cov["statements"])
-            executed.update(int(x) for x in cov["executed"])
-            arcs = {(int(a), int(b)) for a, b in cov["missing_arcs"]}
-            branches = max(branches, int(cov["branches"]))
-        except (codec.ChannelError, KeyError, TypeError, ValueError):
+            for pair in cov["arcs"][:MAX_ARCS]:
+                if type(pair) is list and len(pair) == 2 and all(type(n) is int for n in pair):
+                    arcs.add((pair[0], pair[1]))
+            reported = True
+        except codec.ChannelError:
             continue
-        missing_arcs = arcs if missing_arcs is None else missing_arcs & arcs
-    if missing_arcs is None:
-        return None
-    executed &= statements
-    missing = statements - executed
-    partial = sum(1 for a, _ in missing_arcs if a not in missing)
-    return {
-        "statements": sorted(statements),
-        "executed": sorted(executed),
-        "missing": sorted(missing),
-        "branches": branches,
-        "partial_branches": partial,
-        "line_rate": len(executed) / len(statements) if statements else 1.0,
-        "branch_rate": (branches - len(missing_arcs)) / branches if branches else 1.0,
-    }
+    return analyze(program, arcs) if reported else None
 
 
 def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
@@ -165,6 +151,8 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
         stderr=str(reply.get("stderr", "")),
         duration_s=float(reply.get("duration_s", 0.0)),
         max_rss_kb=int(reply.get("max_rss_kb", 0)),
-        coverage=_merge_coverage(reply.get("coverage")) if request.coverage else None,
+        coverage=_merge_coverage(request.program, reply.get("coverage"))
+        if request.coverage
+        else None,
         notes=[str(n) for n in reply.get("notes", [])],
     )

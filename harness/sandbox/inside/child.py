@@ -8,11 +8,13 @@ candidate runs after the cases (the server kills whatever is left).
 from __future__ import annotations
 
 import builtins
+import dis
 import io
 import os
 import resource
 import signal
 import sys
+import threading as _threading
 import time
 import types
 from typing import Any, NoReturn
@@ -24,6 +26,9 @@ _compile, _exec, _eval, _dict, _len, _range = compile, exec, eval, dict, len, ra
 _type, _str, _memoryview, _zip = type, str, memoryview, zip
 _perf = time.perf_counter
 _exit = os._exit
+# Opcodes the coverage tracer needs, looked up once in the server (children inherit them).
+_RESUME = dis.opmap.get("RESUME")
+_PUSH_EXC_INFO = dis.opmap.get("PUSH_EXC_INFO")
 
 
 def _limit(kind: int, value: int) -> None:
@@ -119,24 +124,61 @@ class _Sender:
             view = view[written:]
 
 
-def _coverage_start(path: str) -> Any:
-    import coverage
+class _ArcTracer:
+    """Records the line-to-line arcs executed in one file, as coverage.py's tracer does.
 
-    cov = coverage.Coverage(data_file=None, branch=True, include=[path], config_file=False)
-    cov.start()
-    return cov
+    Arcs are ``(from, to)`` line pairs; a negative number is a code object's entry or exit
+    (``-co_firstlineno``). The trusted side turns them into line and branch coverage with
+    coverage.py's own parser (:mod:`harness.sandbox.coverage_data`), so the child does no
+    analysis: tracing costs a few microseconds per line, not a coverage.py session per child.
+    """
 
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.arcs: set[tuple[int, int]] = set()
 
-def _coverage_report(cov: Any, path: str) -> dict[str, Any]:
-    cov.stop()
-    analysis = cov._analyze(path)
-    missing = analysis.missing_branch_arcs()
-    return {
-        "statements": sorted(analysis.statements),
-        "executed": sorted(analysis.executed & analysis.statements),
-        "branches": analysis.numbers.n_branches,
-        "missing_arcs": sorted([a, b] for a, bs in missing.items() for b in bs),
-    }
+    def start(self) -> None:
+        resume, push_exc_info = _RESUME, _PUSH_EXC_INFO
+        # Python 3.12+ reports the yield, 3.13 the instruction after it (coverage.py's rule).
+        lasti_is_yield = sys.version_info[:2] != (3, 13)
+        path, add = self.path, self.arcs.add
+
+        def call(frame: Any, event: str, arg: Any) -> Any:
+            code = frame.f_code
+            if event != "call" or code.co_filename != path:
+                return None
+            if resume is not None:
+                real_call = code.co_code[frame.f_lasti + 1] == 0
+            else:
+                real_call = frame.f_lasti < 0
+            last = [-code.co_firstlineno if real_call else frame.f_lineno]
+
+            def local(frame: Any, event: str, arg: Any) -> Any:
+                if event == "line":
+                    lasti = frame.f_lasti
+                    if push_exc_info is not None and code.co_code[lasti] == push_exc_info:
+                        return local
+                    line = frame.f_lineno
+                    add((last[0], line))
+                    last[0] = line
+                elif event == "return":
+                    co_code, lasti = code.co_code, frame.f_lasti
+                    if resume is None or _len(co_code) == lasti + 2:
+                        real_return = True
+                    else:
+                        real_return = co_code[lasti + 2 if lasti_is_yield else lasti] != resume
+                    if real_return:
+                        add((last[0], -code.co_firstlineno))
+                return local
+
+            return local
+
+        sys.settrace(call)
+        _threading.settrace(call)
+
+    def stop(self) -> dict[str, Any]:
+        sys.settrace(None)
+        return {"arcs": sorted([a, b] for a, b in self.arcs)}
 
 
 def run(
@@ -177,7 +219,9 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
     path = os.path.join(workdir, "solution.py")
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
         fh.write(request["program"])
-    cov = _coverage_start(path) if request.get("coverage") else None
+    cov = _ArcTracer(path) if request.get("coverage") else None
+    if cov is not None:
+        cov.start()
     module = types.ModuleType("solution")
     module.__file__ = path
     sys.modules["solution"] = module
@@ -213,8 +257,9 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
                 compiled = case.get("calls_code") or [None] * _len(case["calls"])
                 for expr, code in _zip(case["calls"], compiled):
                     values.append(_eval(code or _compile(expr, "<check>", "eval"), ns))
-                duration = perf() - start
+                # Encoding consumes iterators (the candidate's code): part of the case's time.
                 payload = {"status": "ok", "values": [encode(v) for v in values]}
+                duration = perf() - start
             else:
                 _exec(_code(case, "statement", "exec"), ns)
                 duration = perf() - start
@@ -230,7 +275,7 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
     end: dict[str, Any] = {}
     if cov is not None:
         try:
-            end["coverage"] = _coverage_report(cov, path)
+            end["coverage"] = cov.stop()
         except BaseException as exc:  # noqa: B036
             end["coverage_error"] = _exception(exc)
     sender.send(codec.KIND_END, _len(cases), end)

@@ -143,9 +143,6 @@ class Server:
         start = time.monotonic()
         budget_end = start + float(req.get("budget_s", 30.0))
         cases = req["cases"]
-        if req.get("coverage") and "coverage" not in sys.modules:
-            _warm_coverage(self.work_root)
-            gc.freeze()
         state: dict[str, Any] = {
             "slots": [None] * len(cases),
             "coverage": [],
@@ -327,34 +324,6 @@ class Server:
                 pass
         shutil.rmtree(workdir, ignore_errors=True)
         return status
-
-
-def _warm_coverage(work_root: str) -> None:
-    """Import coverage.py and run it once here, so every forked child inherits it warm.
-
-    Its first measurement loads the tracer, the parser and the reporting code: about 70 ms a
-    child otherwise.
-    """
-    try:
-        import coverage
-    except ImportError:
-        return
-    folder = tempfile.mkdtemp(prefix="cov", dir=work_root)
-    path = os.path.join(folder, "warm.py")
-    try:
-        with open(path, "w") as fh:
-            fh.write("def f(x):\n    if x:\n        return 1\n    return 2\nf(1)\n")
-        cov = coverage.Coverage(data_file=None, branch=True, include=[path], config_file=False)
-        cov.start()
-        try:
-            exec(compile(open(path).read(), path, "exec"), {})
-        finally:
-            cov.stop()
-        cov._analyze(path).missing_branch_arcs()
-    except Exception:  # noqa: BLE001 - warming is an optimisation only
-        pass
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _timeout(case: dict[str, Any]) -> float:
