@@ -136,10 +136,10 @@ class Sandbox:
         if self.uses_bwrap:
             server = f"{bwrap.INSIDE_MOUNT}/server.py"
             return bwrap.build_command(
-                self.settings.hide_paths, [sys.executable, "-s", "-P", server, cfg]
+                self.settings.hide_paths, [sys.executable, "-u", "-s", "-P", server, cfg]
             )
         server = str(bwrap.INSIDE_DIR / "server.py")
-        return [sys.executable, "-s", "-P", server, cfg]
+        return [sys.executable, "-u", "-s", "-P", server, cfg]
 
     def _start(self) -> None:
         self._stop()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import dis
-import io
 import os
 import resource
 import signal
@@ -71,10 +70,9 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
     os.closerange(RESULT_FD + 1, 1 << 20)
     _limit(resource.RLIMIT_NOFILE, int(cfg["max_open_files"]))
     _limit(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-    sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
+    # sys.stdin/stdout/stderr are the server's own objects on fds 0-2 (set up unbuffered by
+    # the server before any fork): they now read /dev/null and write the child's files.
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
 
 
 def _text(value: Any, limit: int = 2000) -> str:
@@ -101,23 +99,28 @@ class _Sender:
         self._frame = codec.frame
         self._write = os.write
         self._nonce = nonce
-        # The json module looks builtins up at call time; a candidate that patched them
-        # (isinstance, len, ...) must not break our own frames, so they are put back while
-        # a frame is built, then the candidate's versions are restored.
-        self._builtins = builtins.__dict__
-        self._original = dict(builtins.__dict__)
-        self._copy, self._clear, self._update = dict.copy, dict.clear, dict.update
+        # Only where frames are built with the pure-Python json encoder (which looks builtins
+        # up at call time) are the original builtins put back while a frame is built: a
+        # candidate that patched isinstance or len must not break our own frames.
+        self._guard_builtins = codec.FRAME_NEEDS_BUILTINS
+        if self._guard_builtins:
+            self._builtins = builtins.__dict__
+            self._original = dict(builtins.__dict__)
+            self._copy, self._clear, self._update = dict.copy, dict.clear, dict.update
 
     def send(self, kind: int, index: int, payload: dict[str, Any]) -> None:
         payload["n"] = self._nonce
         payload["i"] = index
-        saved = self._copy(self._builtins)
-        self._update(self._builtins, self._original)
-        try:
+        if not self._guard_builtins:
             data = self._frame(kind, index, payload)
-        finally:
-            self._clear(self._builtins)
-            self._update(self._builtins, saved)
+        else:  # pragma: no cover - a Python without json's C accelerator
+            saved = self._copy(self._builtins)
+            self._update(self._builtins, self._original)
+            try:
+                data = self._frame(kind, index, payload)
+            finally:
+                self._clear(self._builtins)
+                self._update(self._builtins, saved)
         view = _memoryview(data)
         while view:
             written = self._write(RESULT_FD, view)
@@ -217,8 +220,11 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
 
     random.seed(request.get("seed", 0))  # verdicts must not depend on the fork's entropy
     path = os.path.join(workdir, "solution.py")
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
-        fh.write(request["program"])
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, request["program"].encode("utf-8", "surrogatepass"))
+    finally:
+        os.close(fd)
     cov = _ArcTracer(path) if request.get("coverage") else None
     if cov is not None:
         cov.start()

@@ -895,9 +895,31 @@ def plain(value: Any) -> Any:
     return decode_value(_json_loads(_json_dumps(encode_value(value))))
 
 
+def _not_plain(value: Any) -> Any:
+    raise TypeError(f"frame payloads are plain data, not {_type(value).__name__}")
+
+
+try:  # json's C encoder, built once: it never looks builtins up (a candidate may patch them)
+    from json.encoder import c_encode_basestring_ascii, c_make_encoder
+
+    _c_encode = c_make_encoder(
+        None, _not_plain, c_encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+except (ImportError, TypeError):  # pragma: no cover - a Python without the C accelerator
+    _c_encode = None
+# Without the C encoder, json.dumps runs Python code that reads builtins: the child then puts
+# the original builtins back while it builds a frame.
+FRAME_NEEDS_BUILTINS = _c_encode is None
+_join = "".join
+
+
 def frame(kind: int, index: int, payload: dict[str, Any]) -> bytes:
     """A frame for the result pipe: header plus JSON payload."""
-    body = _json_dumps(payload, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    if _c_encode is not None:
+        text = _join(_c_encode(payload, 0))
+    else:  # pragma: no cover
+        text = _json_dumps(payload, separators=(",", ":"))
+    body = text.encode("utf-8", "surrogatepass")
     return _pack(MAGIC, kind, index, _len(body)) + body
 
 

@@ -386,6 +386,8 @@ def main(argv: list[str]) -> int:
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
+    # The server runs with -u: sys.stdout and sys.stderr are unbuffered, so a child's output
+    # reaches its files even if it is killed mid-case.
     for name in PRELOAD:
         try:
             __import__(name)
