@@ -56,21 +56,41 @@ def test_tree_returns_two_turns() -> None:
     # root joint actions 0, 1; node 0 has children 2, 3; node 1 was not expanded.
     rewards = [0.2, 1.0, 0.4, 0.8]
     children = [[2, 3], [], [], []]
-    # R0 = 0.2 + 0.5 * mean(0.4, 0.8) = 0.5 ; R1 = 1.0 (leaf)
-    assert tree_returns(rewards, children, 0.5) == approx([0.5, 1.0, 0.4, 0.8])
-    assert tree_returns(rewards, children, 1.0) == approx([0.8, 1.0, 0.4, 0.8])
+    turns = [1, 1, 2, 2]
+    # R0 = 0.2 + 0.5 * mean(0.4, 0.8) = 0.5 ; R1 = 1.0 + 0.5 * 1.0 (carried to turn 2) = 1.5
+    assert tree_returns(rewards, children, 0.5, turns, 2) == approx([0.5, 1.5, 0.4, 0.8])
+    assert tree_returns(rewards, children, 1.0, turns, 2) == approx([0.8, 2.0, 0.4, 0.8])
+    # one turn in all: nothing is carried
+    assert tree_returns([0.3, 0.7], [[], []], 0.5, [1, 1], 1) == approx([0.3, 0.7])
 
 
 def test_tree_returns_three_turns_and_masks() -> None:
     rewards = [0.0, 0.5, None, 1.0, 0.2]
     children = [[1, 2], [3, 4], [], [], []]
+    turns = [1, 2, 2, 3, 3]
     # R1 = 0.5 + 0.9 * 0.6 = 1.04 ; R0 = 0 + 0.9 * mean(R1) (node 2 masked) = 0.936
-    assert tree_returns(rewards, children, 0.9) == approx([0.936, 1.04, None, 1.0, 0.2])
+    assert tree_returns(rewards, children, 0.9, turns, 3) == approx([0.936, 1.04, None, 1.0, 0.2])
 
 
-def test_tree_returns_rejects_backward_children() -> None:
+def test_tree_returns_carry_a_stopped_branch_to_the_last_turn() -> None:
+    # node 0 stopped at turn 1 of 3; node 1's children are all masked (carried as well);
+    # node 2 carries a KL-free value 1.0 while its own reward is 0.75 (KL paid once)
+    rewards = [2.0, 0.5, 0.75, None]
+    children = [[], [3], [], []]
+    turns = [1, 1, 1, 2]
+    carried = [2.0, 0.5, 1.0, None]
+    got = tree_returns(rewards, children, 0.5, turns, 3, carried)
+    # 2 + 0.5 * 2 * (1 + 0.5) = 3.5 ; 0.5 + 0.5 * 0.5 * 1.5 = 0.875 ; 0.75 + 0.5 * 1.5 = 1.5
+    assert got == approx([3.5, 0.875, 1.5, None])
+
+
+def test_tree_returns_rejects_malformed_trees() -> None:
     with pytest.raises(ValueError, match="after its parent"):
-        tree_returns([0.0, 1.0], [[], [0]], 1.0)
+        tree_returns([0.0, 1.0], [[], [0]], 1.0, [2, 1], 2)
+    with pytest.raises(ValueError, match="turn \\+ 1"):
+        tree_returns([0.0, 1.0], [[1], []], 1.0, [1, 1], 2)
+    with pytest.raises(ValueError, match="outside"):
+        tree_returns([0.0], [[]], 1.0, [3], 2)
 
 
 def test_early_termination() -> None:

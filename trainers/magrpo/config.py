@@ -32,7 +32,9 @@ class MAGRPOSettings:
     )
     gamma: float = help_field(1.0, help="discount on the mean return of a node's children")
     early_termination_threshold: float | None = help_field(
-        None, help="stop expanding a branch whose joint reward is >= this (null: never)"
+        None,
+        help="stop expanding a branch whose joint reward is >= this; its reward is carried "
+        "forward to the last turn, so siblings' returns cover the same turns (null: never)",
     )
     turn_gradient_weights: list[float] = help_field(
         [], help="loss weight per turn (length num_turns); empty: all 1.0"

@@ -1,7 +1,8 @@
 """From scored rollout trees to per-completion training targets (returns and advantages).
 
 Per agent: each joint node's reward minus ``beta`` times that agent's KL on its completion,
-folded through the tree into returns; within each sibling group an agent's completion value
+folded through the tree into returns (a branch that stopped early carries its value forward
+to the last turn, see :mod:`trainers.magrpo.returns`); within each sibling group an agent's completion value
 is the mean return of the joint actions it is in; advantages are group-relative.
 """
 
@@ -30,6 +31,7 @@ def episode_targets(
     episode: Episode,
     num_agents: int,
     num_generations: int,
+    num_turns: int,
     gamma: float,
     beta: float,
     advantage_mode: str,
@@ -38,6 +40,8 @@ def episode_targets(
     """The targets of every agent's completions in one episode (masked ones left out)."""
     targets: list[Target] = []
     children = [node.children for node in episode.nodes]
+    turns = [node.turn for node in episode.nodes]
+    carried = [node.reward for node in episode.nodes]  # the KL is paid once, not carried
     for agent in range(num_agents):
         rewards: list[float | None] = []
         for node in episode.nodes:
@@ -46,7 +50,7 @@ def episode_targets(
                 continue
             mine = episode.groups[node.group].completions[agent][node.action[agent]]
             rewards.append(node.reward - beta * mine.kl)
-        returns = tree_returns(rewards, children, gamma)
+        returns = tree_returns(rewards, children, gamma, turns, num_turns, carried)
         for group in episode.groups:
             actions = [episode.nodes[i].action for i in group.nodes]
             values = agent_values(

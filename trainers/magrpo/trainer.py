@@ -259,6 +259,7 @@ class MAGRPOTrainer:
             episodes,
             num_agents=len(self.agents),
             num_generations=s.num_generations,
+            num_turns=s.num_turns,
             gamma=s.gamma,
             beta=s.beta,
             advantage_mode=s.advantage_mode,
