@@ -94,4 +94,4 @@ def test_two_agents_two_turns_level_feedback(tmp_path: Path) -> None:
     trainer = MAGRPOTrainer(cfg)
     _check_run(trainer, tmp_path)
     records = read_metrics(tmp_path)
-    assert records[0]["turn2"]["joint_actions"] >= 1
+    assert records[0]["turn_2"]["joint_actions"] >= 1

@@ -68,8 +68,8 @@ def test_train_and_resume_match_an_uninterrupted_run(tmp_path: Path) -> None:
     records = full.train()
     assert [r["step"] for r in records] == [1, 2] == [r["step"] for r in read_metrics(full.output)]
     for record in records:
-        assert math.isfinite(record["loss"]) and record["kl"] >= 0
-        assert record["turn1"]["joint_actions"] == 2 and record["turn1"]["masked"] == 0
+        assert math.isfinite(record["loss"]) and record["reference_kl_mean"] >= 0
+        assert record["turn_1"]["joint_actions"] == 2 and record["turn_1"]["masked"] == 0
         assert {"helper", "main"} <= record.keys()
     for agent in full.agents:
         after = trainable_state(agent)

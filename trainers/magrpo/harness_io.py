@@ -9,7 +9,8 @@ from typing import Any
 from harness.passk import mean_pass_at_k, reportable_ks
 from harness.records import Problem, Sample
 from trainers.common.sections import ExternalSettings, OutputSettings, RewardSettings
-from trainers.magrpo.rollout import Episode, FeedbackFn, Scorer
+from trainers.magrpo.returns import tree_returns
+from trainers.magrpo.rollout import Episode, FeedbackFn, Node, Scorer
 
 
 def load_split(
@@ -82,20 +83,63 @@ def harness_feedback(external: ExternalSettings) -> FeedbackFn:
     return feedback
 
 
-def eval_metrics(episodes: Sequence[Episode], ks: Sequence[int]) -> dict[str, Any]:
-    """pass@k (unbiased, infrastructure/data errors left out) and the mean eval reward."""
-    counts = []
-    rewards = []
-    for episode in episodes:
-        rows = [n.row for n in episode.nodes if n.turn == 1 and n.row is not None]
-        rows = [r for r in rows if r.get("status") != "error"]
-        if rows:
-            counts.append((len(rows), sum(1 for r in rows if r.get("passed"))))
-        rewards += [n.reward for n in episode.nodes if n.reward is not None]
-    out: dict[str, Any] = {
-        "problems": len(episodes),
-        "reward_mean": sum(rewards) / len(rewards) if rewards else 0.0,
+def turn_states(episode: Episode, num_turns: int) -> dict[int, list[tuple[Node, int]]]:
+    """Each turn's joint programs: the nodes sampled at that turn plus the branches that
+    stopped before it (their program stands), as ``(node, turns carried)`` pairs."""
+    states: dict[int, list[tuple[Node, int]]] = {t: [] for t in range(1, num_turns + 1)}
+    for node in episode.nodes:
+        states[node.turn].append((node, 0))
+        if not node.children:
+            for later in range(node.turn + 1, num_turns + 1):
+                states[later].append((node, later - node.turn))
+    return states
+
+
+def eval_metrics(
+    episodes: Sequence[Episode], ks: Sequence[int], num_turns: int = 1, gamma: float = 1.0
+) -> dict[str, Any]:
+    """Per turn (``turn_k``): the mean reward, pass@k (unbiased; infrastructure and data errors
+    left out) and the expected return (from that turn to the last, a stopped branch's reward
+    carried); the top level repeats the last turn's, the team's final answer."""
+    out: dict[str, Any] = {"problems": len(episodes)}
+    per_turn: dict[int, dict[str, list[Any]]] = {
+        t: {"counts": [], "rewards": [], "returns": []} for t in range(1, num_turns + 1)
     }
-    for k in reportable_ks(ks, counts):
-        out[f"pass@{k}"] = mean_pass_at_k(counts, k)
+    for episode in episodes:
+        returns = tree_returns(
+            [n.reward for n in episode.nodes],
+            [n.children for n in episode.nodes],
+            gamma,
+            [n.turn for n in episode.nodes],
+            num_turns,
+        )
+        index = {id(n): i for i, n in enumerate(episode.nodes)}
+        for turn, states in turn_states(episode, num_turns).items():
+            acc = per_turn[turn]
+            rows = [n.row for n, _ in states if n.row is not None]
+            rows = [r for r in rows if r.get("status") != "error"]
+            if rows:
+                acc["counts"].append((len(rows), sum(1 for r in rows if r.get("passed"))))
+            for node, carried in states:
+                if node.reward is None:
+                    continue
+                acc["rewards"].append(node.reward)
+                if carried:  # the stopped branch's reward over the turns from this one on
+                    left = num_turns - turn + 1
+                    acc["returns"].append(node.reward * sum(gamma**k for k in range(left)))
+                else:
+                    acc["returns"].append(returns[index[id(node)]])
+    for turn, acc in per_turn.items():
+        block: dict[str, Any] = {
+            "reward_mean": _mean(acc["rewards"]),
+            "expected_return": _mean(acc["returns"]),
+        }
+        for k in reportable_ks(ks, acc["counts"]):
+            block[f"pass@{k}"] = mean_pass_at_k(acc["counts"], k)
+        out[f"turn_{turn}"] = block
+    out.update({k: v for k, v in out[f"turn_{num_turns}"].items() if k != "expected_return"})
     return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

@@ -48,7 +48,7 @@ def tree_returns(
         if not 1 <= turns[i] <= num_turns:
             raise ValueError(f"node {i}: turn {turns[i]} is outside 1..{num_turns}")
         for c in children[i]:
-            if c <= i:
+            if not i < c < n:
                 raise ValueError(f"node {i}: a child index must come after its parent")
             if turns[c] != turns[i] + 1:
                 raise ValueError(f"node {c}: a child must be at its parent's turn + 1")

@@ -1,5 +1,6 @@
 """Rollouts: per prompt, every agent samples G completions; joint actions are scored by the
-harness; at turn t >= 2 each expanded branch's agents see feedback and sample again.
+harness; at turn t >= 2 each expanded branch's agents see feedback and sample again (G per
+branch in training; one per branch in evaluation, so each first-turn sample follows one path).
 
 The result per prompt is an :class:`Episode`: sibling groups (one per expansion: the root, or a
 parent joint action) with each agent's G completions, and joint-action nodes with their rewards
@@ -47,6 +48,7 @@ class Node:
     turn: int
     completion: str
     extras: dict[str, Any] = field(default_factory=dict)
+    codes: list[str] = field(default_factory=list)  # each agent's code, in agent order
     row: dict[str, Any] | None = None
     reward: float | None = None
     feedback: str = ""
@@ -84,6 +86,13 @@ class RolloutSettings:
     early_termination_threshold: float | None = None
     reward_shift: float = 0.0
     reward_scale: float = 1.0
+    followup_generations: int | None = None  # per expanded branch at turns >= 2 (None: G)
+
+    def generations(self, turn: int) -> int:
+        """Completions each agent samples per branch at ``turn``."""
+        return (
+            self.num_generations if turn == 1 else self.followup_generations or self.num_generations
+        )
 
 
 @dataclass
@@ -94,7 +103,7 @@ class _Branch:
 
 
 def _sample_agent(
-    agent: AgentPolicy, prompts: list[str], settings: RolloutSettings
+    agent: AgentPolicy, prompts: list[str], settings: RolloutSettings, n: int
 ) -> list[list[Any]]:
     tok = agent.tokenizer
     ids = encode_prompts(tok, [render_prompt(tok, p) for p in prompts], settings.max_prompt_tokens)
@@ -103,7 +112,7 @@ def _sample_agent(
         agent.model,
         tok,
         ids,
-        settings.num_generations,
+        n,
         settings.max_new_tokens,
         settings.temperature,
         settings.top_p,
@@ -131,14 +140,15 @@ def rollout(
     """Sample and score the rollout trees of ``problems`` (turn by turn, batched per agent)."""
     episodes = [Episode(p) for p in problems]
     branches = [_Branch(e, None, [[] for _ in agents]) for e in episodes]
-    actions = joint_actions(len(agents), settings.num_generations, settings.joint_mode)
     for turn in range(1, settings.num_turns + 1):
         if not branches:
             break
+        n = settings.generations(turn)
+        actions = joint_actions(len(agents), n, settings.joint_mode)
         per_agent = []
         for a, agent in enumerate(agents):
             prompts = [roles.prompt(b.episode.problem, a, b.histories[a]) for b in branches]
-            per_agent.append((prompts, _sample_agent(agent, prompts, settings)))
+            per_agent.append((prompts, _sample_agent(agent, prompts, settings, n)))
         new_nodes: list[tuple[_Branch, Node, int]] = []
         for i, branch in enumerate(branches):
             ep = branch.episode
@@ -169,6 +179,7 @@ def rollout(
                     turn,
                     roles.joint(ep.problem, codes),
                     roles.row_extras(ep.problem, codes),
+                    codes,
                 )
                 index = len(ep.nodes)
                 group.nodes.append(index)

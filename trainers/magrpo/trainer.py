@@ -2,7 +2,10 @@
 
 One step collects ``rollout_buffer_size`` joint episodes (one prompt's rollout tree each),
 then trains every agent on its completions in minibatches (one AdamW optimizer per agent).
-Metrics go to ``<output.dir>/metrics.jsonl``; checkpoints hold the agents' trained
+Metrics go to ``<output.dir>/metrics.jsonl``: per turn (``turn_k``) the reward, pass rate and
+expected return; the reference KL and its penalty when ``beta > 0``; per agent loss, grad norm
+and advantages; and ``eval`` (every turn, through the same transition: ``eval/turn_k/...``).
+Checkpoints hold the agents' trained
 parameters, optimizer states, RNG states and the data position, so a resumed run continues
 exactly where it stopped.
 """
@@ -33,6 +36,7 @@ from trainers.common.sampling import token_logprobs
 from trainers.magrpo.config import MAGRPOConfig
 from trainers.magrpo.harness_io import eval_metrics, harness_feedback, harness_scorer, load_split
 from trainers.magrpo.loss import policy_loss, sequence_kl, turn_weights_for
+from trainers.magrpo.returns import tree_returns
 from trainers.magrpo.roles import Roles
 from trainers.magrpo.rollout import Episode, FeedbackFn, RolloutSettings, Scorer, rollout
 from trainers.magrpo.targets import Target, all_targets
@@ -127,7 +131,7 @@ class MAGRPOTrainer:
         s = self.settings
         return RolloutSettings(
             num_generations=s.eval_num_samples if evaluation else s.num_generations,
-            num_turns=1 if evaluation else s.num_turns,
+            num_turns=s.num_turns,
             joint_mode="aligned" if evaluation else s.joint_mode,
             max_new_tokens=s.max_new_tokens,
             temperature=s.eval_temperature if evaluation else s.temperature,
@@ -136,6 +140,7 @@ class MAGRPOTrainer:
             early_termination_threshold=s.early_termination_threshold,
             reward_shift=self.config.reward.shift,
             reward_scale=self.config.reward.scale,
+            followup_generations=1 if evaluation else None,  # one path per first-turn sample
         )
 
     # ------------------------------------------------------------ data order
@@ -267,6 +272,9 @@ class MAGRPOTrainer:
         )
         metrics: dict[str, Any] = {"epoch": self.epoch}
         metrics.update(self._reward_metrics(episodes))
+        if s.beta > 0:  # the reference model exists only when the KL is in the reward
+            metrics["reference_kl_mean"] = _mean(kls)
+            metrics["reference_kl_penalty_mean"] = s.beta * _mean(kls)
         for a, agent in enumerate(self.agents):
             mine = [t for t in targets if t.agent == a]
             update = self._update_agent(a, mine) if mine else {"loss": 0.0, "grad_norm": 0.0}
@@ -276,19 +284,28 @@ class MAGRPOTrainer:
                 "value_mean": _mean([t.value for t in mine]),
                 "advantage_abs_mean": _mean([abs(t.advantage) for t in mine]),
                 "completion_tokens_mean": _mean([len(c.completion_ids) for c in comps]),
-                "kl": _mean([c.kl for c in comps]) if s.beta > 0 else 0.0,
             }
+            if s.beta > 0:
+                metrics[agent.name]["reference_kl_mean"] = _mean([c.kl for c in comps])
         metrics["loss"] = _mean([metrics[a.name]["loss"] for a in self.agents])
-        if kls:
-            metrics["kl"] = _mean(kls)
         metrics["rollout_s"] = rollout_s
         metrics["step_s"] = time.perf_counter() - started
         return metrics
 
     def _reward_metrics(self, episodes: list[Episode]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        nodes = [n for e in episodes for n in e.nodes]
-        for turn in range(1, self.settings.num_turns + 1):
+        num_turns = self.settings.num_turns
+        nodes, returns = [], []
+        for e in episodes:  # the joint returns (no KL), as the advantages see them
+            nodes += e.nodes
+            returns += tree_returns(
+                [n.reward for n in e.nodes],
+                [n.children for n in e.nodes],
+                self.settings.gamma,
+                [n.turn for n in e.nodes],
+                num_turns,
+            )
+        for turn in range(1, num_turns + 1):
             at = [n for n in nodes if n.turn == turn]
             if not at:
                 continue
@@ -298,20 +315,28 @@ class MAGRPOTrainer:
                 for key, value in ((n.row or {}).get("reward_parts") or {}).items():
                     if isinstance(value, int | float):
                         parts.setdefault(key, []).append(float(value))
-            out[f"turn{turn}"] = {
+            out[f"turn_{turn}"] = {
                 "reward_mean": _mean(scored),
+                "expected_return": _mean(
+                    [
+                        r
+                        for n, r in zip(nodes, returns, strict=True)
+                        if n.turn == turn and r is not None
+                    ]
+                ),
                 "passed_rate": _mean([1.0 if (n.row or {}).get("passed") else 0.0 for n in at]),
                 "masked": len(at) - len(scored),
                 "joint_actions": len(at),
                 "reward_parts": {k: _mean(v) for k, v in parts.items()},
             }
-        out["reward_mean"] = out.get("turn1", {}).get("reward_mean", 0.0)
+        out["reward_mean"] = out.get("turn_1", {}).get("reward_mean", 0.0)
         return out
 
     # ------------------------------------------------------------ evaluation
 
     def evaluate(self) -> dict[str, Any]:
-        """pass@k and mean reward on the eval split (turn 1, aligned, eval sampling)."""
+        """Per-turn reward, pass@k and expected return on the eval split: every turn, through
+        the training transition (feedback or expert edits), one path per first-turn sample."""
         problems = self._eval_set()
         if not problems:
             return {}
@@ -320,11 +345,13 @@ class MAGRPOTrainer:
             self.agents,
             self.roles,
             self.scorer,
-            None,
+            self.feedback,
             self.rollout_settings(evaluation=True),
             tag=f"eval{self.step}",
         )
-        return eval_metrics(episodes, self.settings.eval_k)
+        return eval_metrics(
+            episodes, self.settings.eval_k, self.settings.num_turns, self.settings.gamma
+        )
 
     # ------------------------------------------------------------ checkpoints
 
