@@ -115,6 +115,81 @@ def test_sandbox_slice_in_a_config_file(tmp_path: Path) -> None:
         load_reward_config(str(bad))
 
 
+AGENT_CODE = {
+    "helper": "def aux(xs):\n    return sum(xs)\n",
+    "main": "def solve(xs):\n    aux(xs)\n    return helper2(xs)\n",
+}
+
+
+def test_group_feedback(scored: dict) -> None:
+    text = render_feedback({**scored, "agent_code": AGENT_CODE}, problem(), "group_feedback", 1)
+    assert text.splitlines()[:7] == [
+        "Team of 2 agent(s); what each one's code did:",
+        "- Agent 1 (helper): defines `aux`",
+        "- Agent 2 (main): defines `solve`",
+        "The combined program:",
+        "Syntax: OK",
+        "Tests: 2/4 passed",
+        "Warning: `solve` ignores the value `aux` returns.",
+    ]
+    assert text.endswith(f"Combined code:\n```python\n{PROGRAM.rstrip()}\n```")
+    # a broken agent is named with its own syntax error; the status is the team's
+    broken = {**scored, "agent_code": {"helper": "def aux(xs)\n  return 1", "main": ""}}
+    lines = render_feedback(broken, problem(), "group_feedback", 1).splitlines()
+    assert lines[1:3] == [
+        "- Agent 1 (helper): a syntax error at line 1, column 12: expected ':'",
+        "- Agent 2 (main): nothing (empty)",
+    ]
+
+
+def test_personal_feedback(scored: dict) -> None:
+    r = {**scored, "agent_code": AGENT_CODE}
+    assert render_feedback(r, problem(), "personal_feedback", "all", agent=0).splitlines() == [
+        "You are agent 1 of 2 (helper).",
+        "Your code: defines `aux`.",
+        "Warning: `solve` ignores the value `aux` returns.",
+        "The team's combined program:",
+        "Syntax: OK",
+        "Tests: 2/4 passed",
+    ]
+    main = render_feedback(r, problem(), "personal_feedback", "all", agent=1).splitlines()
+    assert main[:3] == [
+        "You are agent 2 of 2 (main).",
+        "Your code: defines `solve`.",
+        "Your `solve` is the entry point the tests call.",
+    ]
+    assert not any(line.startswith("- ") for line in main)  # no per-case diagnostics
+    detailed = render_feedback(r, problem(), "personal_detailed_feedback", "all", agent=1)
+    assert detailed.splitlines()[len(main) :] == [
+        "- assert candidate([1]) == 1: NameError: Failed: candidate raised NameError: "
+        "name 'helper2' is not defined",
+        "- assert candidate([3]) == 3: AssertionError: assert 4 == 3",
+        "Warning: `helper2` is used but never defined or imported.",
+    ]
+    with pytest.raises(ValueError, match="one agent"):
+        render_feedback(r, problem(), "personal_feedback", 1)
+    with pytest.raises(ValueError, match="0..1"):
+        render_feedback(r, problem(), "personal_feedback", 1, agent=2)
+    # a row without agent_code is one agent's: the completion
+    alone = render_feedback(scored, problem(), "personal_feedback", 1, agent=0)
+    assert alone.startswith("You are agent 1 of 1 (main).\nYour code: defines `aux`, `solve`.")
+
+
+MODES = [
+    ("level_feedback", None),
+    ("level_passed", None),
+    ("passed", None),
+    ("plain", None),
+    ("token_report", None),
+    ("group_feedback", None),
+    ("personal_feedback", 0),
+    ("personal_feedback", 1),
+    ("personal_detailed_feedback", 0),
+    ("personal_detailed_feedback", 1),
+]
+EXPLAINS_FAILURES = ("level_feedback", "personal_detailed_feedback")
+
+
 @given(
     st.lists(st.sampled_from(["passed", "failed", "timeout", "error"]), min_size=1, max_size=9),
     st.sampled_from([0, 1, 2, 5, -1, -2, -3, "all", "first:2", "last:1", "last:4"]),
@@ -122,12 +197,12 @@ def test_sandbox_slice_in_a_config_file(tmp_path: Path) -> None:
 def test_held_out_cases_never_appear_in_feedback(statuses: list[str], sandbox_slice) -> None:
     p = problem(n=len(statuses))
     messages = [f"assert marker_{i} == 0" if s != "passed" else "" for i, s in enumerate(statuses)]
-    r = row(PROGRAM, statuses, messages)
+    r = row(PROGRAM, statuses, messages, completion=PROGRAM, agent_code=AGENT_CODE)
     shown = {c["case_id"] for c in visible_cases(r["cases"], sandbox_slice)}
-    for mode in ("level_feedback", "level_passed", "passed", "plain", "token_report"):
-        text = render_feedback(r, p, mode, sandbox_slice)
+    for mode, agent in MODES:
+        text = render_feedback(r, p, mode, sandbox_slice, agent=agent)
         for i, case in enumerate(r["cases"]):
             if case["case_id"] not in shown:
                 assert f"marker_{i}" not in text and f"candidate([{i}])" not in text
-            elif mode == "level_feedback" and case["status"] != "passed":
+            elif mode in EXPLAINS_FAILURES and case["status"] != "passed":
                 assert f"marker_{i}" in text  # a visible failure is explained

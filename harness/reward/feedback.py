@@ -8,7 +8,17 @@
   message), helper-usage warnings and names used but never defined;
 - ``token_report``: tokens used against the limit (row keys ``tokens`` and ``max_tokens`` when
   the caller has them, else an estimate from the text), and whether the limit was hit;
+- ``group_feedback``: what the team's joint code did: what each agent's code defines, the
+  combined program's syntax and test count, helper-usage warnings, and the combined program;
+- ``personal_feedback``: what this agent's own code did (``agent``: its index): what it
+  defines or its syntax error, whether the team's program uses its functions, and the team's
+  syntax and test count;
+- ``personal_detailed_feedback``: ``personal_feedback`` plus per-case diagnostics (one line per
+  failed visible case, as ``level_feedback`` gives them) and names used but never defined;
 - ``none``: empty.
+
+The team modes read each agent's code from the row's ``agent_code`` (``{agent: code}``, in
+agent order, as the multi-agent trainers give it); without it the completion is one agent's.
 
 ``sandbox_slice`` chooses the cases feedback may reveal (held-out cases stay held out):
 ``N > 0`` the first N cases, ``0`` none, ``-1`` or ``"all"`` all (the trainers' convention),
@@ -17,6 +27,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +38,9 @@ from harness.analyzers.syntax import check_syntax
 from harness.records import Problem
 
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+PERSONAL_MODES = ("personal_feedback", "personal_detailed_feedback")
+TEAM_MODES = ("group_feedback", *PERSONAL_MODES)
+MAX_COMBINED_CHARS = 1500  # the combined program goes last and is cut: the status stays visible
 
 
 def visible_cases(cases: Sequence[Any], sandbox_slice: int | str | None) -> list[Any]:
@@ -50,8 +64,10 @@ def render_feedback(
     problem: Problem | None,
     mode: str = "level_feedback",
     sandbox_slice: int | str | None = 1,
+    agent: int | None = None,
 ) -> str:
-    """The feedback text of ``row`` (a scored result row) in ``mode``."""
+    """The feedback text of ``row`` (a scored result row) in ``mode``; the personal modes need
+    ``agent``, the index of the agent the text is for."""
     if mode in ("none", "", None):
         return ""
     if mode == "plain":
@@ -68,8 +84,14 @@ def render_feedback(
         return "\n".join(_level_passed(facts))
     if mode == "level_feedback":
         return "\n".join(_level_feedback(facts, row, problem, sandbox_slice))
+    if mode == "group_feedback":
+        return "\n".join(_group_feedback(facts, row))
+    if mode in PERSONAL_MODES:
+        detailed = mode == "personal_detailed_feedback"
+        return "\n".join(_personal_feedback(facts, row, problem, sandbox_slice, agent, detailed))
     raise ValueError(f"feedback mode {mode!r}: expected none, plain, passed, level_passed, "
-                     "level_feedback or token_report")  # fmt: skip
+                     "level_feedback, token_report, group_feedback, personal_feedback or "
+                     "personal_detailed_feedback")  # fmt: skip
 
 
 def _facts(row: Mapping[str, Any], problem: Problem | None) -> dict[str, Any]:
@@ -165,7 +187,18 @@ def _level_feedback(
             f"{syntax.get('message')}"
         )
     lines.append(f"Tests: {tests['passed']}/{tests['total']} passed")
+    lines += _failed_case_lines(row, problem, sandbox_slice)
+    lines += _helper_warnings(facts)
+    lines += _undefined_warnings(facts)
+    return lines
+
+
+def _failed_case_lines(
+    row: Mapping[str, Any], problem: Problem | None, sandbox_slice: int | str | None
+) -> list[str]:
+    """One line per failed case that ``sandbox_slice`` lets the feedback show."""
     sources = {c.case_id: c.source for c in problem.cases} if problem is not None else {}
+    lines = []
     for case in visible_cases(row.get("cases") or [], sandbox_slice):
         if case.get("status") == "passed":
             continue
@@ -173,9 +206,121 @@ def _level_feedback(
         kind = exception_type(case) or case.get("status")
         message = " ".join(str(case.get("message") or "").split())[:200]
         lines.append(f"- {check[:200]}: {kind}: {message}" if message else f"- {check}: {kind}")
+    return lines
+
+
+def _undefined_warnings(facts: Mapping[str, Any]) -> list[str]:
+    names = facts["structure"].get("undefined_names") or []
+    return [f"Warning: `{name}` is used but never defined or imported." for name in names]
+
+
+# ---------------------------------------------------------------- team modes
+
+
+def _agent_codes(row: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(agent, code)`` pairs in agent order; a row without ``agent_code`` is one agent's."""
+    codes = row.get("agent_code")
+    if isinstance(codes, Mapping) and codes:
+        return [(str(name), str(code or "")) for name, code in codes.items()]
+    return [("main", str(row.get("completion") or ""))]
+
+
+def _definitions(code: str) -> list[str] | None:
+    """Functions and ``Class.method`` names the code defines (``None``: it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            names += [
+                f"{node.name}.{item.name}"
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+    return names
+
+
+def _describe(code: str) -> str:
+    """What one agent's code defines, or its syntax error."""
+    names = _definitions(code)
+    if names is None:
+        syntax = check_syntax(code)
+        return (
+            f"a syntax error at line {syntax.get('line')}, column {syntax.get('col')}: "
+            f"{syntax.get('message')}"
+        )
+    if not names:
+        return "no function or method" if code.strip() else "nothing (empty)"
+    return "defines " + ", ".join(f"`{n}`" for n in names)
+
+
+def _team_status(facts: Mapping[str, Any]) -> list[str]:
+    syntax, tests = facts["syntax"], facts["tests"]
+    lines = [
+        "Syntax: OK"
+        if syntax.get("ok")
+        else f"Syntax error at line {syntax.get('line')}, column {syntax.get('col')}: "
+        f"{syntax.get('message')}",
+        f"Tests: {tests['passed']}/{tests['total']} passed",
+    ]
+    missing = facts["structure"].get("methods_missing") or []
+    if missing:
+        lines.append("Methods missing from the class: " + ", ".join(f"`{m}`" for m in missing))
+    return lines
+
+
+def _group_feedback(facts: Mapping[str, Any], row: Mapping[str, Any]) -> list[str]:
+    agents = _agent_codes(row)
+    lines = [f"Team of {len(agents)} agent(s); what each one's code did:"]
+    for i, (name, code) in enumerate(agents, start=1):
+        lines.append(f"- Agent {i} ({name}): {_describe(code)}")
+    lines.append("The combined program:")
+    lines += _team_status(facts)
     lines += _helper_warnings(facts)
-    for name in structure.get("undefined_names") or []:
-        lines.append(f"Warning: `{name}` is used but never defined or imported.")
+    combined = str(row.get("completion") or "").strip() or "\n\n".join(c for _, c in agents)
+    if len(combined) > MAX_COMBINED_CHARS:
+        combined = combined[:MAX_COMBINED_CHARS] + "\n# ... (cut)"
+    lines += ["Combined code:", f"```python\n{combined.rstrip()}\n```"]
+    return lines
+
+
+def _personal_feedback(
+    facts: Mapping[str, Any],
+    row: Mapping[str, Any],
+    problem: Problem | None,
+    sandbox_slice: int | str | None,
+    agent: int | None,
+    detailed: bool,
+) -> list[str]:
+    agents = _agent_codes(row)
+    if agent is None or not 0 <= agent < len(agents):
+        raise ValueError(
+            f"personal feedback is for one agent: agent={agent!r} is not in 0..{len(agents) - 1}"
+        )
+    name, code = agents[agent]
+    lines = [
+        f"You are agent {agent + 1} of {len(agents)} ({name}).",
+        f"Your code: {_describe(code)}.",
+    ]
+    mine = set(_definitions(code) or [])
+    entry = facts["entry"]
+    if entry in mine:
+        lines.append(f"Your `{entry}` is the entry point the tests call.")
+        lines += _helper_warnings(facts)  # how your entry point uses the helpers
+    # how the entry point uses this agent's own helpers
+    for helper in facts["helpers"]:
+        if helper in mine and entry not in mine:
+            warned = [w for w in _helper_warnings(facts) if f"`{helper}`" in w]
+            lines += warned or [f"`{entry}` uses your `{helper}`."]
+    lines.append("The team's combined program:")
+    lines += _team_status(facts)
+    if detailed:
+        lines += _failed_case_lines(row, problem, sandbox_slice)
+        lines += _undefined_warnings(facts)
     return lines
 
 

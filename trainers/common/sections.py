@@ -14,7 +14,16 @@ from typing import Literal
 from trainers.common.config import help_field, invalid
 
 ExternalMode = Literal[
-    "none", "plain", "passed", "level_passed", "level_feedback", "token_report", "expert_edits"
+    "none",
+    "plain",
+    "passed",
+    "level_passed",
+    "level_feedback",
+    "token_report",
+    "group_feedback",
+    "personal_feedback",
+    "personal_detailed_feedback",
+    "expert_edits",
 ]
 SLICE_RE = re.compile(r"^(all|(first|last):\d+)$")
 EXTERNAL_MODES: tuple[str, ...] = ExternalMode.__args__  # type: ignore[attr-defined]

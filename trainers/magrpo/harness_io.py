@@ -62,8 +62,11 @@ def harness_scorer(reward: RewardSettings, output: OutputSettings, num_agents: i
 def harness_feedback(external: ExternalSettings) -> FeedbackFn:
     """The between-turn feedback text from ``harness.reward.render_feedback``.
 
-    ``expert_edits`` shows the ``level_feedback`` diagnostics plus an expert model's edits.
+    ``expert_edits`` shows the ``level_feedback`` diagnostics plus an expert model's edits;
+    the personal modes give one text per agent (each about that agent's own code, read from
+    the row's ``agent_code``).
     """
+    from harness.reward.feedback import PERSONAL_MODES
 
     def diagnostics(row: dict[str, Any], problem: Problem) -> str:
         from harness.reward import render_feedback
@@ -80,7 +83,18 @@ def harness_feedback(external: ExternalSettings) -> FeedbackFn:
     def feedback(row: dict[str, Any], problem: Problem) -> str:
         return inner(row, problem)[: external.max_feedback_chars]
 
-    return feedback
+    def personal(row: dict[str, Any], problem: Problem) -> list[str]:
+        from harness.reward import render_feedback
+
+        agents = range(len(row.get("agent_code") or {"main": ""}))
+        return [
+            render_feedback(row, problem, external.mode, external.sandbox_slice, agent=a)[
+                : external.max_feedback_chars
+            ]
+            for a in agents
+        ]
+
+    return personal if external.mode in PERSONAL_MODES else feedback
 
 
 def turn_states(episode: Episode, num_turns: int) -> dict[int, list[tuple[Node, int]]]:

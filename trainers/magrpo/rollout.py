@@ -22,7 +22,8 @@ from trainers.magrpo.roles import Roles, Turn
 
 # scorer(problems, samples) or scorer(problems, samples, extras): rows in sample order
 Scorer = Callable[..., list[dict[str, Any]]]
-FeedbackFn = Callable[[dict[str, Any], Problem], str]
+# feedback(row, problem): one text for every agent, or one per agent (the personal modes)
+FeedbackFn = Callable[[dict[str, Any], Problem], str | Sequence[str]]
 
 
 @dataclass
@@ -51,7 +52,8 @@ class Node:
     codes: list[str] = field(default_factory=list)  # each agent's code, in agent order
     row: dict[str, Any] | None = None
     reward: float | None = None
-    feedback: str = ""
+    feedback: str = ""  # the text every agent saw ("" when each saw its own)
+    agent_feedback: list[str] = field(default_factory=list)  # the text each agent saw
     children: list[int] = field(default_factory=list)
 
 
@@ -187,16 +189,27 @@ def rollout(
                     ep.nodes[branch.parent].children.append(index)
                 ep.nodes.append(node)
                 new_nodes.append((branch, node, index))
-        _score(new_nodes, scorer, settings, f"{tag}t{turn}")
+        _score(new_nodes, scorer, settings, f"{tag}t{turn}", roles.names)
         next_branches = []
         for branch, node, index in new_nodes:
             if feedback is not None and should_expand(
                 node.reward, turn, settings.num_turns, settings.early_termination_threshold
             ):
-                node.feedback = feedback(node.row or {}, branch.episode.problem)
+                text = feedback(node.row or {}, branch.episode.problem)
+                if isinstance(text, str):
+                    node.feedback, node.agent_feedback = text, [text] * len(agents)
+                else:
+                    node.agent_feedback = list(text)
+                    if len(node.agent_feedback) != len(agents):
+                        raise ValueError(
+                            f"feedback gave {len(node.agent_feedback)} texts for {len(agents)} agents"
+                        )
                 group = branch.episode.groups[node.group]
                 histories = [
-                    [*branch.histories[a], Turn(group.completions[a][g].code, node.feedback)]
+                    [
+                        *branch.histories[a],
+                        Turn(group.completions[a][g].code, node.agent_feedback[a]),
+                    ]
                     for a, g in enumerate(node.action)
                 ]
                 next_branches.append(_Branch(branch.episode, index, histories))
@@ -205,9 +218,14 @@ def rollout(
 
 
 def _score(
-    nodes: list[tuple[_Branch, Node, int]], scorer: Scorer, settings: RolloutSettings, tag: str
+    nodes: list[tuple[_Branch, Node, int]],
+    scorer: Scorer,
+    settings: RolloutSettings,
+    tag: str,
+    names: Sequence[str],
 ) -> None:
-    """Score every joint action of a turn in one harness call."""
+    """Score every joint action of a turn in one harness call; each row keeps the agents'
+    own code (``agent_code``) for feedback that speaks to one agent."""
     problems: dict[str, Problem] = {}
     samples = []
     for i, (branch, node, _) in enumerate(nodes):
@@ -223,3 +241,5 @@ def _score(
     for sample, (_, node, _) in zip(samples, nodes, strict=True):
         node.row = by_id.get((sample.task_id, sample.sample_id))
         node.reward = reward_of(node.row, settings)
+        if node.row is not None and node.codes and "agent_code" not in node.row:
+            node.row = {**node.row, "agent_code": dict(zip(names, node.codes, strict=True))}
