@@ -1,0 +1,351 @@
+"""Generate a problem's plus inputs: pool → reference runs in the sandbox → choice → shrinking.
+
+1. **Pool.** The checks' literal inputs define each argument's domain
+   (:mod:`harness.plus.domains`); the pool holds type-aware mutations of those inputs
+   (:mod:`harness.plus.mutation`) and hypothesis's own examples (:mod:`harness.plus.strategies`),
+   minus inputs outside the problem's contract and the checks' own inputs.
+2. **Reference runs**, in the sandbox, twice (with different ``random`` seeds): an input is
+   kept only where the reference returned both times, the same literal value, within the time
+   budget (``BUDGET_MULTIPLIER`` × its slowest original check, at least ``BUDGET_FLOOR_S``). No
+   expected value ever comes from a run that raised or timed out.
+3. **Choice.** Inputs that tell the reference from its AST mutants
+   (:mod:`harness.plus.mutants`) come first (greedy: each new input kills the most mutants not
+   yet killed), then inputs with features the checks rarely have (empty, zero, negative,
+   duplicates, one element), then the rest by distinct answers, smallest first.
+4. **Shrinking** of each mutant-killing input, in sandbox-answered rounds
+   (:mod:`harness.plus.shrinking`), then a final clean reference run of the chosen inputs,
+   twice, gives the expected values.
+
+Everything random is seeded, so a seed gives the same cases; results are cached under
+``cache_dir()/plus`` by the problem's fingerprint, the count and the seed, only from runs the
+sandbox completed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.completions import assemble_program
+from harness.paths import cache_dir
+from harness.plus import cases as plus_cases
+from harness.plus.contracts import Contract, contract
+from harness.plus.domains import Domain, from_annotation, infer
+from harness.plus.mutants import mutants
+from harness.plus.mutation import mutate_inputs
+from harness.plus.runner import (
+    InfrastructureError,
+    Run,
+    kill_runs,
+    reference_runs,
+    run_batch,
+)
+from harness.plus.shrinking import size, smaller
+from harness.plus.signature import literal_inputs, signature, usable_inputs
+from harness.plus.strategies import draw
+from harness.records import CheckCase, Problem
+from harness.sandbox import Sandbox
+
+VERSION = 1  # part of the cache key: bump when generation changes what it produces
+BUDGET_FLOOR_S = 0.1
+BUDGET_MULTIPLIER = 20.0
+POOL_MUTATIONS = 160
+POOL_HYPOTHESIS = 160
+MAX_MUTANTS = 30
+MAX_KILL_INPUTS = 120
+SHRINK_ROUNDS = 3
+
+
+@dataclass
+class PlusResult:
+    """The plus cases of one problem and how they were made."""
+
+    cases: tuple[CheckCase, ...]
+    stats: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""  # why there are none, when there are none
+
+
+def plus_cases_for(problem: Problem, sandbox: Sandbox, *, count: int, seed: int) -> PlusResult:
+    """``count`` (at most) plus cases for ``problem``, from the cache when it has them."""
+    path = cache_dir() / "plus" / f"{problem.fingerprint()}-n{count}-s{seed}-v{VERSION}.json"
+    try:
+        data = json.loads(path.read_text())
+        cached = tuple(CheckCase(**{**c, "calls": tuple(c["calls"])}) for c in data["cases"])
+        return PlusResult(cached, {**data["stats"], "cached": True}, data.get("reason", ""))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    started = time.perf_counter()
+    try:
+        result = _generate(problem, sandbox, count, seed)
+    except InfrastructureError as exc:
+        return PlusResult((), {"seconds": round(time.perf_counter() - started, 3)}, str(exc))
+    result.stats["seconds"] = round(time.perf_counter() - started, 3)
+    payload = {
+        "cases": [dataclasses.asdict(c) for c in result.cases],
+        "stats": result.stats,
+        "reason": result.reason,
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{time.time_ns()}.tmp")
+        partial.write_text(json.dumps(payload))
+        partial.replace(path)
+    except OSError:
+        pass  # a read-only cache only costs time
+    return result
+
+
+def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> PlusResult:
+    if problem.defects or not problem.reference.strip():
+        return PlusResult((), {}, "no sound reference")
+    sig = signature(problem)
+    if sig is None:
+        return PlusResult((), {}, "the entry point is not a plain function")
+    seeds = usable_inputs(literal_inputs(problem), sig)
+    arity = len(seeds[0]) if seeds else len(sig.names)
+    if not seeds and any(a is None for a in sig.annotations):
+        return PlusResult((), {}, "no literal inputs and no annotations to infer inputs from")
+    domains: list[Domain] = [
+        infer([args[i] for args in seeds], sig.annotations[i])
+        if seeds
+        else from_annotation(sig.annotations[i])
+        for i in range(arity)
+    ]
+    allowed = contract(problem.task_id, sig.names[:arity])
+    rng = random.Random(f"{problem.task_id}|{seed}")
+    pool = mutate_inputs(seeds, domains, POOL_MUTATIONS, rng)
+    pool += draw(domains, POOL_HYPOTHESIS, seed)
+    known = {repr(args) for args in seeds}
+    candidates: dict[str, tuple[Any, ...]] = {}
+    for args in pool:
+        text = plus_cases.args_literal(args)
+        if text is None or text in candidates or repr(args) in known or not allowed(args):
+            continue
+        candidates[text] = args
+    stats: dict[str, Any] = {"seeds": len(seeds), "pool": len(candidates)}
+    if not candidates:
+        return PlusResult((), stats, "no inputs could be generated")
+
+    program = assemble_program(problem, problem.reference).program
+    budget = _budget(problem, program, sandbox)
+    stats["budget_s"] = round(budget, 4)
+    inputs = list(candidates.values())
+    valid = _valid_runs(problem, program, inputs, sandbox, budget)
+    stats["valid"] = len(valid)
+    if not valid:
+        return PlusResult((), stats, "the reference answered no generated input")
+
+    sources = mutants(program, MAX_MUTANTS, seed)
+    stats["mutants"] = len(sources)
+    chosen, killers = _choose(problem, program, sources, valid, sandbox, count, budget, stats)
+    chosen = _shrunk(problem, program, sources, chosen, killers, domains, allowed, sandbox, budget)
+    final = _valid_runs(problem, program, chosen, sandbox, budget)
+    cases = []
+    for args, run in final[:count]:
+        args_text = plus_cases.args_literal(args)
+        expected_text = plus_cases.literal(run.value)
+        if args_text is None or expected_text is None:
+            continue
+        cases.append(plus_cases.plus_case(len(cases), args_text, run.value, expected_text))
+    stats["kept"] = len(cases)
+    return PlusResult(tuple(cases), stats, "" if cases else "no input survived")
+
+
+def _budget(problem: Problem, program: str, sandbox: Sandbox) -> float:
+    """The reference's time limit per plus input: relative to its slowest original check."""
+    calls = [call for case in problem.cases if case.mode == "compare" for call in case.calls]
+    runs = run_batch(problem, program, calls[:50], sandbox, timeout_s=5.0) if calls else []
+    slowest = max((r.duration_s for r in runs if r.status == "ok"), default=0.0)
+    return max(BUDGET_FLOOR_S, BUDGET_MULTIPLIER * slowest)
+
+
+def _valid_runs(
+    problem: Problem,
+    program: str,
+    inputs: Sequence[tuple[Any, ...]],
+    sandbox: Sandbox,
+    budget: float,
+) -> list[tuple[tuple[Any, ...], Run]]:
+    """``(input, run)`` where the reference returned the same literal twice within budget."""
+    first = reference_runs(problem, program, inputs, sandbox, timeout_s=budget, seed=0)
+    ok = [i for i, run in enumerate(first) if _usable(run, budget)]
+    again = reference_runs(
+        problem, program, [inputs[i] for i in ok], sandbox, timeout_s=budget, seed=1
+    )
+    kept = []
+    for index, run in zip(ok, again, strict=False):
+        if _usable(run, budget) and plus_cases.literal(run.value) == plus_cases.literal(
+            first[index].value
+        ):
+            kept.append((inputs[index], first[index]))
+    return kept
+
+
+def _usable(run: Run, budget: float) -> bool:
+    return (
+        run.status == "ok"
+        and run.duration_s <= budget
+        and plus_cases.literal(run.value) is not None
+    )
+
+
+def _choose(
+    problem: Problem,
+    program: str,
+    sources: list[str],
+    valid: list[tuple[tuple[Any, ...], Run]],
+    sandbox: Sandbox,
+    count: int,
+    budget: float,
+    stats: dict[str, Any],
+) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
+    """Up to ``count`` inputs, and for each mutant-killing one the mutant it was chosen for."""
+    ordered = sorted(valid, key=lambda item: size(item[0]))
+    probe = _spread(ordered, MAX_KILL_INPUTS)
+    alarm = max(0.02, min(budget, 0.25))
+    kills = kill_runs(problem, program, sources, [a for a, _ in probe], sandbox, alarm_s=alarm)
+    killed_by = {repr(a): k or frozenset() for (a, _), k in zip(probe, kills, strict=False)}
+    chosen: list[tuple[Any, ...]] = []
+    killers: dict[str, int] = {}
+    covered: set[int] = set()
+    while len(chosen) < count:
+        best, gain = None, set()
+        for args, _ in probe:
+            new = set(killed_by.get(repr(args), ())) - covered
+            if len(new) > len(gain) and repr(args) not in killers:
+                best, gain = args, new
+        if best is None:
+            break
+        chosen.append(best)
+        killers[repr(best)] = min(gain)
+        covered |= gain
+    stats["killed_mutants"] = len(covered)
+    rest = [item for item in ordered if repr(item[0]) not in killers]
+    for args in _by_feature(rest) + _by_answer(rest):
+        if len(chosen) >= count:
+            break
+        if args not in chosen:
+            chosen.append(args)
+    return chosen, killers
+
+
+def _spread(items: list[Any], limit: int) -> list[Any]:
+    """At most ``limit`` items, evenly spread over ``items`` (small and large alike)."""
+    if len(items) <= limit:
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def _features(value: Any) -> set[str]:
+    found: set[str] = set()
+    if type(value) in (list, tuple, set, dict, str):
+        if not value:
+            found.add(f"empty {type(value).__name__}")
+        elif len(value) == 1:
+            found.add(f"single {type(value).__name__}")
+        if type(value) in (list, tuple):
+            try:
+                if len(set(value)) < len(value):
+                    found.add("duplicates")
+            except TypeError:
+                pass
+        if type(value) is not str:
+            items = list(value.items()) if type(value) is dict else list(value)
+            for item in items[:30]:
+                found |= _features(item)
+    elif type(value) in (int, float):
+        if value == 0:
+            found.add("zero")
+        elif value < 0:
+            found.add("negative")
+    return found
+
+
+def _by_feature(items: list[tuple[tuple[Any, ...], Run]]) -> list[tuple[Any, ...]]:
+    """The smallest input for each edge feature (empty, zero, negative, duplicates, single)."""
+    out, seen = [], set()
+    for args, _ in items:  # smallest first
+        new = _features(args) - seen
+        if new:
+            seen |= new
+            out.append(args)
+    return out
+
+
+def _by_answer(items: list[tuple[tuple[Any, ...], Run]]) -> list[tuple[Any, ...]]:
+    """Inputs round-robin over (answer, shape) groups, smallest first in each: one common
+    answer or one small shape (``[]`` with every threshold) does not fill the suite."""
+    groups: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+    for args, run in items:  # smallest first
+        key = (plus_cases.literal(run.value) or "", _shape(args))
+        groups.setdefault(key, []).append(args)
+    out: list[tuple[Any, ...]] = []
+    queues = list(groups.values())
+    depth = 0
+    while any(depth < len(q) for q in queues):
+        out += [q[depth] for q in queues if depth < len(q)]
+        depth += 1
+    return out
+
+
+def _shape(args: tuple[Any, ...]) -> str:
+    """Types and lengths of the arguments: ``list:3,float``."""
+    return ",".join(
+        f"{type(a).__name__}:{len(a)}" if hasattr(a, "__len__") else type(a).__name__ for a in args
+    )
+
+
+def _shrunk(
+    problem: Problem,
+    program: str,
+    sources: list[str],
+    chosen: list[tuple[Any, ...]],
+    killers: dict[str, int],
+    domains: Sequence[Domain],
+    allowed: Contract,
+    sandbox: Sandbox,
+    budget: float,
+) -> list[tuple[Any, ...]]:
+    """Each mutant-killing input made as small as keeps the reference answering and its mutant
+    differing (a few rounds; one sandbox batch per round)."""
+    current = {repr(a): a for a in chosen if repr(a) in killers}
+    if not current:
+        return chosen
+    targets = {key: killers[key] for key in current}
+    for _ in range(SHRINK_ROUNDS):
+        trials: list[tuple[str, tuple[Any, ...]]] = []
+        for key, args in current.items():
+            for option in smaller(args, domains):
+                if allowed(option) and plus_cases.args_literal(option) is not None:
+                    trials.append((key, option))
+        if not trials:
+            break
+        kills = kill_runs(
+            problem,
+            program,
+            sources,
+            [t for _, t in trials],
+            sandbox,
+            alarm_s=max(0.02, min(budget, 0.25)),
+            targets=[[targets[key]] for key, _ in trials],
+        )
+        improved = False
+        for (key, option), killed in zip(trials, kills, strict=False):
+            if killed and targets[key] in killed and size(option) < size(current[key]):
+                current[key] = option
+                improved = True
+        if not improved:
+            break
+    out, seen = [], set()
+    for args in chosen:
+        final = current.get(repr(args), args)
+        if repr(final) not in seen:
+            seen.add(repr(final))
+            out.append(final)
+    return out

@@ -1,0 +1,158 @@
+"""Type-aware mutation of known inputs (as EvalPlus grows its seed inputs).
+
+A benchmark's own inputs are well-formed in ways a type cannot say (a bracket string that
+balances, a list of words from the task's vocabulary); small edits of them stay close to that
+shape while reaching the boundaries the checks missed: one element more or less, a duplicate,
+an empty container, a neighbouring number, a changed character. Every mutant must stay in the
+argument's :class:`~harness.plus.domains.Domain`; the random source is a seeded
+``random.Random``, so the same seed gives the same inputs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from harness.plus.domains import (
+    DictDomain,
+    Domain,
+    FloatDomain,
+    IntDomain,
+    ListDomain,
+    TextDomain,
+    TupleDomain,
+    UnionDomain,
+)
+
+
+def mutate_inputs(
+    seeds: Sequence[tuple[Any, ...]],
+    domains: Sequence[Domain],
+    count: int,
+    rng: random.Random,
+) -> list[tuple[Any, ...]]:
+    """Up to ``count`` new argument tuples, each one to three mutations away from a seed."""
+    out: list[tuple[Any, ...]] = []
+    if not seeds:
+        return out
+    pool = list(seeds)
+    for _ in range(count * 3):
+        if len(out) >= count:
+            break
+        args = list(rng.choice(pool))
+        for _ in range(rng.randint(1, 3)):
+            position = rng.randrange(len(args))
+            args[position] = mutate_value(args[position], domains[position], rng)
+        candidate = tuple(args)
+        if all(d.contains(v) for d, v in zip(domains, candidate, strict=False)):
+            out.append(candidate)
+            pool.append(candidate)  # mutants of mutants reach further
+    return out
+
+
+def mutate_value(value: Any, domain: Domain, rng: random.Random) -> Any:
+    """One small, type-preserving edit of ``value``."""
+    if isinstance(domain, UnionDomain):
+        owners = [d for d in domain.options if d.contains(value)]
+        return mutate_value(value, owners[0], rng) if owners else value
+    if type(value) is bool:
+        return not value
+    if type(value) is int:
+        return _mutate_int(value, domain, rng)
+    if type(value) is float:
+        return _mutate_float(value, domain, rng)
+    if type(value) is str:
+        return _mutate_text(value, domain, rng)
+    if type(value) in (list, set):
+        return _mutate_list(value, domain, rng)
+    if type(value) is tuple and isinstance(domain, TupleDomain) and value:
+        position = rng.randrange(len(value))
+        items = list(value)
+        items[position] = mutate_value(items[position], domain.items[position], rng)
+        return tuple(items)
+    if type(value) is dict and isinstance(domain, DictDomain):
+        return _mutate_dict(value, domain, rng)
+    return value
+
+
+def _mutate_int(value: int, domain: Domain, rng: random.Random) -> int:
+    lo, hi = (domain.lo, domain.hi) if isinstance(domain, IntDomain) else (-(10**6), 10**6)
+    options = [value + 1, value - 1, value * 2, value // 2, -value, lo, lo + 1, 0, 1, -1]
+    options += [value + rng.randint(-10, 10)]
+    valid = [o for o in options if lo <= o <= hi and o != value]
+    return rng.choice(valid) if valid else value
+
+
+def _mutate_float(value: float, domain: Domain, rng: random.Random) -> float:
+    lo, hi = (domain.lo, domain.hi) if isinstance(domain, FloatDomain) else (-1e6, 1e6)
+    options = [value + 1, value - 1, value * 2, value / 2, -value, 0.0, round(value), value + 0.5]
+    valid = [o for o in options if lo <= o <= hi and o != value]
+    return rng.choice(valid) if valid else value
+
+
+def _mutate_text(value: str, domain: Domain, rng: random.Random) -> str:
+    alphabet = domain.alphabet if isinstance(domain, TextDomain) else value or "a"
+    position = rng.randrange(len(value) + 1)
+    char = rng.choice(alphabet)
+    options = [
+        value[:position] + char + value[position:],  # insert
+        value[:position] + value[position + 1 :],  # delete
+        value[:position] + char + value[position + 1 :],  # replace
+        value[::-1],
+        value + value[-1:],  # repeat the last character
+        value.upper() if rng.random() < 0.5 else value.lower(),
+        value[: len(value) // 2],
+        "",
+    ]
+    if value:
+        start = rng.randrange(len(value))
+        options.append(value + value[start : start + rng.randint(1, 4)])  # a repeated run
+    return rng.choice(options)
+
+
+def _mutate_list(value: list[Any] | set[Any], domain: Domain, rng: random.Random) -> Any:
+    element = domain.element if isinstance(domain, ListDomain) else None
+    items = list(value)
+    choice = rng.randrange(8)
+    if choice == 0 and items:  # drop one
+        del items[rng.randrange(len(items))]
+    elif choice == 1 and items:  # duplicate one
+        items.insert(rng.randrange(len(items) + 1), rng.choice(items))
+    elif choice == 2 and items and element is not None:  # change one
+        position = rng.randrange(len(items))
+        items[position] = mutate_value(items[position], element, rng)
+    elif choice == 3 and items and element is not None:  # add a relative of one
+        items.insert(rng.randrange(len(items) + 1), mutate_value(rng.choice(items), element, rng))
+    elif choice == 4:
+        items = items[::-1]
+    elif choice == 5:
+        items = items[:1]
+    elif choice == 6:
+        items = []
+    elif items:
+        rng.shuffle(items)
+    if isinstance(domain, ListDomain) and domain.sorted:
+        try:
+            items.sort()
+        except TypeError:
+            pass
+    return set(items) if type(value) is set else items
+
+
+def _mutate_dict(value: dict[Any, Any], domain: DictDomain, rng: random.Random) -> dict[Any, Any]:
+    items = dict(value)
+    if items and rng.random() < 0.4:
+        del items[rng.choice(list(items))]
+    elif items and rng.random() < 0.6:
+        key = rng.choice(list(items))
+        items[key] = mutate_value(items[key], domain.value, rng)
+    elif items:
+        key = mutate_value(rng.choice(list(items)), domain.key, rng)
+        try:
+            items[key] = rng.choice(list(items.values()))
+        except TypeError:
+            pass
+    else:
+        items = {}
+    return items
