@@ -68,6 +68,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
+    """A sample item's verdicts ride on its call report only (the teardown report would
+    carry them again: under xdist every report is serialized to the controller)."""
+    report = yield
+    if call.when == "call" and getattr(item, "sample_id", None) is not None:
+        item.user_properties[:] = [p for p in item.user_properties if p[0] != "codeeval"]
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     """Per-case items explain failed comparisons as sample items do (stable messages)."""
     if "sandbox" not in getattr(item, "fixturenames", ()):
