@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
+from harness.plus.cases import is_plus
 from harness.records import CheckCase, Problem, Sample, to_json
 
 MANIFEST = "manifest.json"
@@ -142,6 +143,8 @@ def _render_case(case: CheckCase) -> list[str]:
     if doc.endswith('"'):
         doc = doc[:-1] + '\\"'
     body = [f"def test_{case.case_id}(sandbox):", _indent(f'"""{doc}"""')]
+    if is_plus(case.case_id):  # generated from the reference (harness.plus)
+        body.insert(0, "@pytest.mark.plus")
     if case.mode == "compare":
         if case.prelude:
             body.append(_indent(case.prelude))

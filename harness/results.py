@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.passk import mean_pass_at_k, reportable_ks
+from harness.plus.cases import is_plus
 from harness.records import Problem
 
 
@@ -67,11 +68,17 @@ def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]
                 "message": outcome.message,
                 "weaker": case.weaker,
                 "duration_s": outcome.duration_s,
+                **({"plus": True} if is_plus(case.case_id) else {}),
             }
         )
     execution = dict(outcomes.execution)
     if problem.defects:
         execution.setdefault("notes", []).append("data defect: " + "; ".join(problem.defects))
+    plus = {}
+    if any(c.get("plus") for c in cases):  # the verdict on the original checks alone, too
+        plus["base_passed"] = status == "passed" or (
+            status != "error" and all(c["status"] == "passed" for c in cases if not c.get("plus"))
+        )
     return {
         "suite": problem.suite,
         "task_id": problem.task_id,
@@ -79,6 +86,7 @@ def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]
         "status": status,
         "passed": status == "passed",
         "error_kind": error_kind,
+        **plus,
         "cases": cases,
         "completion": sample.get("completion", ""),
         "program": sample.get("program", ""),
@@ -116,6 +124,9 @@ def summarize(
         }
         for k in reportable_ks(list(ks), counts):
             entry[f"pass@{k}"] = round(mean_pass_at_k(counts, k), 6)
+        base = _base_entry(suite_rows, ks)
+        if base is not None:
+            entry["base"] = base
         suites[suite] = entry
         data_errors += sorted(
             {
@@ -129,3 +140,25 @@ def summarize(
         "settings": settings,
         "data_errors": [{"task_id": t, "reason": why} for t, why in data_errors],
     }
+
+
+def _base_entry(rows: Sequence[dict[str, Any]], ks: Iterable[int]) -> dict[str, Any] | None:
+    """pass@k on the original checks alone, for a suite with plus cases (beside its pass@k on
+    original + plus); ``None`` for a suite without plus cases."""
+    if not any("base_passed" in r for r in rows):
+        return None
+    per_problem: dict[str, list[bool]] = defaultdict(list)
+    for row in rows:
+        if row["status"] != "error":
+            per_problem[row["task_id"]].append(bool(row.get("base_passed", row["passed"])))
+    counts = [(len(v), sum(v)) for v in per_problem.values()]
+    plus_cases = {(r["task_id"], c["case_id"]) for r in rows for c in r["cases"] if c.get("plus")}
+    entry: dict[str, Any] = {
+        "passed": sum(
+            r["status"] != "error" and bool(r.get("base_passed", r["passed"])) for r in rows
+        ),
+        "plus_cases": len(plus_cases),
+    }
+    for k in reportable_ks(list(ks), counts):
+        entry[f"pass@{k}"] = round(mean_pass_at_k(counts, k), 6)
+    return entry

@@ -34,8 +34,12 @@ def prepare_problems(
 
     With ``coverage`` the reference runs under the same tracer as the samples will, so the
     efficiency analyzer compares like with like. ``override_s`` and ``cap_s``: see
-    :func:`with_timeouts`.
+    :func:`with_timeouts`. Problems that asked for plus cases (``harness.plus``) get them
+    first, so those cases are calibrated like the others.
     """
+    from harness.plus import expand_plus
+
+    problems = expand_plus(problems, sandbox)
     calibrations = calibrate(problems, sandbox, coverage=coverage)
     prepared = []
     for problem in problems:

@@ -7,7 +7,9 @@ so loaders never slice. Loaders are registered by value or lazily as ``"module:f
 a lazily named module that is missing breaks only its own suite, never the registry.
 
 Names: ``humaneval``, ``mbpp`` (full, 974), ``mbpp-sanitized`` (427), ``coophumaneval`` and
-``classeval`` (when their modules exist), and ``jsonl:PATH`` for a user's own problems.
+``classeval`` (when their modules exist), ``humaneval-plus`` and ``mbpp-plus`` (the same
+problems with generated plus cases, ``suites.plus``), and ``jsonl:PATH`` for a user's own
+problems.
 ``data_dir`` is the folder of local data mirrors; the default comes from the environment
 variable ``CODEEVAL_DATA_DIR``; without either, loaders use their packaged copy or the hub.
 """
@@ -41,6 +43,8 @@ _REGISTRY: dict[str, Loader | str] = {
     "mbpp-sanitized": "suites.mbpp:load_sanitized",
     "coophumaneval": "suites.coophumaneval:load",
     "classeval": "suites.classeval:load",
+    "humaneval-plus": "suites.plus:load_humaneval_plus",
+    "mbpp-plus": "suites.plus:load_mbpp_plus",
 }
 _ALIASES = {
     "human-eval": "humaneval",
@@ -48,6 +52,8 @@ _ALIASES = {
     "mbpp-full": "mbpp",
     "mbpp_sanitized": "mbpp-sanitized",
     "sanitized-mbpp": "mbpp-sanitized",
+    "humaneval+": "humaneval-plus",
+    "mbpp+": "mbpp-plus",
 }
 _CACHE: dict[tuple[str, str], dict[str, list[Problem]]] = {}
 _LOCK = threading.Lock()

@@ -13,6 +13,7 @@ Plus cases are told apart by their id: ``plus_0``, ``plus_1``, ... (:func:`is_pl
 from __future__ import annotations
 
 import ast
+import json
 import math
 from typing import Any
 
@@ -88,7 +89,14 @@ def plus_case(index: int, args_text: str, expected: Any, expected_text: str) -> 
         source = f"assert {call} == {expected_text}"
     else:
         source = f"assert {check.replace('v[0]', call)}"
-    return CheckCase(f"{PREFIX}{index}", source, "compare", calls=(call,), check=f"assert {check}")
+    # The call is the assertion's message: a failed plus case says which input it was.
+    return CheckCase(
+        f"{PREFIX}{index}",
+        source,
+        "compare",
+        calls=(call,),
+        check=f"assert {check}, {json.dumps(call)}",
+    )
 
 
 def args_literal(args: tuple[Any, ...]) -> str | None:

@@ -51,7 +51,7 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 1  # part of the cache key: bump when generation changes what it produces
+VERSION = 2  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 POOL_MUTATIONS = 160

@@ -8,12 +8,14 @@ gives the same inputs on every machine with the same hypothesis version.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisWarning
 
 from harness.plus.domains import (
     BoolDomain,
@@ -90,8 +92,11 @@ def draw(domains: Sequence[Domain], count: int, seed: int) -> list[tuple[Any, ..
     def collect(args: tuple[Any, ...]) -> None:
         drawn.append(args)
 
-    try:
-        collect()
-    except Exception:  # noqa: BLE001 - a strategy that cannot draw gives fewer inputs, no error
-        pass
+    with warnings.catch_warnings():
+        # Generation may run while pytest configures (the plugin prepares the suite then).
+        warnings.simplefilter("ignore", HypothesisWarning)
+        try:
+            collect()
+        except Exception:  # noqa: BLE001 - a strategy that cannot draw gives fewer inputs
+            pass
     return drawn

@@ -12,6 +12,7 @@ from harness import gate
 from harness.history import History
 from harness.report import html as h
 from harness.report import plots
+from harness.report.plus import plus_section
 from harness.report.rundata import RunData
 
 STATUSES = ("passed", "failed", "timeout", "error")
@@ -264,6 +265,7 @@ def report_page(run: RunData, history: History | None = None) -> str:
         failure_kinds(run),
         data_errors(run.summary),
         reward_section(run),
+        plus_section(run),
         problem_grid(run),
         history_section(run, history),
     ]
