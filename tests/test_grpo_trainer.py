@@ -151,3 +151,35 @@ def test_harness_reward_scores_the_reference(two_step_run) -> None:
     rewards = fn.score([problem.task_id] * 2, [body, "    return None\n"])
     assert rewards[0] == 1.0 and rewards[1] == 0.0
     assert json.dumps(fn.last_rows, default=str)
+
+
+CHE_CPU_CONFIG = ROOT / "configs" / "grpo_che_cpu.yaml"
+
+
+def test_che_configs_train_on_coophumaneval_with_the_joint_reward(tmp_path) -> None:
+    full = parse_args(["--config", str(ROOT / "configs" / "grpo_che.yaml")])
+    assert full.dataset.suite == "coophumaneval" and full.reward.preset == "code_levels"
+    config = parse_args(["--config", str(CHE_CPU_CONFIG), "--override", f"output.dir={tmp_path}"])
+    assert "smollm2" in config.model.name and config.model.lora.enabled
+    (problem,), _ = load_problems(config)  # the offline fixture, no hub
+    assert problem.suite == "coophumaneval"
+    # the single agent is scored as the two agents' joint program is: writing and using
+    # `aux` earns the helper levels
+    fn = HarnessReward({problem.task_id: problem}, config.reward.preset)
+    body = problem.reference[len(problem.prompt) :]
+    assert "def aux" in body
+    good, bad = fn.score([problem.task_id] * 2, [body, "    return None\n"])
+    assert good is not None and bad is not None and good > bad
+    assert fn.last_rows[0]["reward_parts"]["aux_used"] > 0
+
+
+@pytest.mark.slow
+def test_che_cpu_run(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "trainers.grpo", "--config", str(CHE_CPU_CONFIG), "--override",
+         f"output.dir={tmp_path}", "grpo.max_new_tokens=16"],
+        capture_output=True, text=True, cwd=ROOT, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [r for r in read_metrics(tmp_path) if "loss" in r]
+    assert [r["step"] for r in rows] == [1, 2] and all(math.isfinite(r["loss"]) for r in rows)
