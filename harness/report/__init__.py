@@ -1,4 +1,4 @@
-"""Self-contained HTML reports of runs and A/B comparisons (plots embedded as PNG data URIs)."""
+"""Self-contained HTML reports of runs and A/B comparisons (plots embedded as SVG data URIs)."""
 
 from __future__ import annotations
 
