@@ -124,6 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "plus: a generated plus case (input and expected value from the reference)"
     )
     config.pluginmanager.import_plugin("plugin.fixtures")
+    config.pluginmanager.import_plugin("plugin.reports")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         suite_dir = workerinput.get("codeeval_suite_dir")

@@ -237,3 +237,22 @@ def test_terminal_shows_the_table_not_a_line_per_failed_case(
     loud = run(pytester, toy, "--tb=line", "-rf")
     loud.stdout.fnmatch_lines(["*short test summary info*", "FAILED *test_toy_add.py::*"])
     assert "assert 16 == 15" in loud.stdout.str()
+
+
+def test_xdist_workers_give_the_same_rows_as_one_process(
+    pytester: pytest.Pytester, toy: dict[str, Path]
+) -> None:
+    # Reports of generated tests travel packed (plugin.reports): nothing may be lost on the way.
+    run(pytester, toy)
+    here = read_results(toy["out"])
+    run(pytester, toy, "-n", "2")
+    workers = read_results(toy["out"])
+
+    def verdicts(rows: dict) -> dict:
+        return {
+            key: (row["status"], [(c["case_id"], c["status"], c["message"]) for c in row["cases"]])
+            for key, row in rows.items()
+        }
+
+    assert verdicts(here) == verdicts(workers)
+    assert all(row["execution"].get("stdout") is not None for row in workers.values())
