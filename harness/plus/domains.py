@@ -6,17 +6,21 @@ position has no literal inputs, what its annotation says), so generation stays i
 hypothesis draws from it (:mod:`harness.plus.strategies`), mutation keeps to it
 (:mod:`harness.plus.mutation`), and shrinking never leaves it (:meth:`Domain.contains`).
 
-Conservative on purpose: an input outside what a function is specified for turns the
+Conservative where it matters: an input outside what a function is specified for turns the
 reference's arbitrary answer into an expected value, and a correct program would then fail.
-So non-negative seeds give non-negative inputs, sorted seed lists give sorted lists, and a
-problem whose docstring states more than its checks show gets a contract
-(:mod:`harness.plus.contracts`).
+So a scalar integer argument whose literal inputs are all non-negative stays non-negative (it is
+usually a count, an index or "the n-th"); integers *inside* containers may go negative (lists
+of "numbers" rarely exclude them, and "wrong on negative numbers" is a bug class worth
+catching); lists are generated sorted (or without repeats) only when every longer literal input
+is and the problem's text says so ("sorted array", "distinct"). A problem whose docstring states
+more than its checks show gets a contract (:mod:`harness.plus.contracts`).
 """
 
 from __future__ import annotations
 
 import ast
 import math
+import re
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -142,7 +146,28 @@ class UnionDomain(Domain):
         return any(d.contains(value) for d in self.options)
 
 
-def infer(values: Sequence[Any], annotation: ast.expr | None = None) -> Domain:
+_SORTED_HINT = re.compile(r"\bsorted\s+(?:array|list|sequence|tuple)|\bin sorted\b", re.I)
+_UNIQUE_HINT = re.compile(r"\b(?:distinct|unique)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What the problem's text says about its inputs (read by :func:`infer`)."""
+
+    sorted: bool = False
+    unique: bool = False
+
+    @classmethod
+    def from_text(cls, text: str) -> Hints:
+        return cls(bool(_SORTED_HINT.search(text)), bool(_UNIQUE_HINT.search(text)))
+
+
+def infer(
+    values: Sequence[Any],
+    annotation: ast.expr | None = None,
+    hints: Hints = Hints(),
+    nested: bool = False,
+) -> Domain:
     """The domain of an argument that the checks passed ``values`` (and annotated so)."""
     groups: dict[str, list[Any]] = {}
     for value in values:
@@ -152,7 +177,9 @@ def infer(values: Sequence[Any], annotation: ast.expr | None = None) -> Domain:
         groups["float"] += groups.pop("int")
     if not groups:
         return from_annotation(annotation)
-    options = tuple(_infer_kind(kind, vals, annotation) for kind, vals in sorted(groups.items()))
+    options = tuple(
+        _infer_kind(kind, vals, annotation, hints, nested) for kind, vals in sorted(groups.items())
+    )
     return options[0] if len(options) == 1 else UnionDomain(options)
 
 
@@ -174,39 +201,45 @@ def _kind(value: Any) -> str:
     return kind
 
 
-def _infer_kind(kind: str, values: list[Any], annotation: ast.expr | None) -> Domain:
+def _infer_kind(
+    kind: str, values: list[Any], annotation: ast.expr | None, hints: Hints, nested: bool
+) -> Domain:
     if kind == "none":
         return NoneDomain()
     if kind == "bool":
         return BoolDomain()
     if kind == "int":
         lo, hi = min(values), max(values)
-        low = lo if lo >= 0 else min(2 * lo, -10)
-        return IntDomain(low, max(2 * hi + 2, hi + 10, 10))
+        top = max(2 * hi + 2, hi + 10, 10)
+        if nested:
+            return IntDomain(min(2 * lo, -10, -(top // 2)), top)
+        return IntDomain(lo if lo >= 0 else min(2 * lo, -10), top)
     if kind == "float":
         lo, hi = float(min(values)), float(max(values))
-        low = lo if lo >= 0 else min(2 * lo, -10.0)
-        return FloatDomain(low, max(2 * hi + 2, 10.0))
+        top = max(2 * hi + 2, 10.0)
+        if nested:
+            return FloatDomain(min(2 * lo, -10.0, -top / 2), top)
+        return FloatDomain(lo if lo >= 0 else min(2 * lo, -10.0), top)
     if kind == "str":
         return _text_domain(values)
     if kind in ("list", "set"):
-        return _list_domain(values, kind, _element_annotation(annotation, 0))
+        return _list_domain(values, kind, _element_annotation(annotation, 0), hints)
     if kind == "tuple":
         lengths = {len(v) for v in values}
         if len(lengths) == 1:
             (length,) = lengths
             return TupleDomain(
                 tuple(
-                    infer([v[i] for v in values], _element_annotation(annotation, i))
+                    infer([v[i] for v in values], _element_annotation(annotation, i), hints, True)
                     for i in range(length)
                 )
             )
-        return _list_domain([list(v) for v in values], "list", None)
+        return _list_domain([list(v) for v in values], "list", None, hints)
     keys = [k for v in values for k in v]
     items = [x for v in values for x in v.values()]
     return DictDomain(
-        infer(keys, _element_annotation(annotation, 0)),
-        infer(items, _element_annotation(annotation, 1)),
+        infer(keys, _element_annotation(annotation, 0), hints, True),
+        infer(items, _element_annotation(annotation, 1), hints, True),
         min(MAX_LIST, max(len(v) for v in values) * 2 + 2),
     )
 
@@ -223,13 +256,15 @@ def _text_domain(values: list[str]) -> TextDomain:
     return TextDomain("".join(sorted(alphabet)), min(MAX_TEXT, max(2 * longest + 2, 4)))
 
 
-def _list_domain(values: list[Any], kind: str, element_annotation: ast.expr | None) -> ListDomain:
+def _list_domain(
+    values: list[Any], kind: str, element_annotation: ast.expr | None, hints: Hints
+) -> ListDomain:
     elements = [x for v in values for x in v]
-    element = infer(elements, element_annotation)
+    element = infer(elements, element_annotation, hints, True)
     longest = max(len(v) for v in values)
     telling = [v for v in values if len(v) >= 3]
-    is_sorted = kind == "list" and len(telling) >= 2 and all(_sorted(v) for v in telling)
-    unique = kind == "list" and len(telling) >= 2 and all(_all_distinct(v) for v in telling)
+    is_sorted = hints.sorted and kind == "list" and bool(telling) and all(map(_sorted, telling))
+    unique = hints.unique and kind == "list" and bool(telling) and all(map(_all_distinct, telling))
     return ListDomain(
         element,
         min(MAX_LIST, max(2 * longest + 2, 4)),

@@ -35,7 +35,7 @@ from harness.completions import assemble_program
 from harness.paths import cache_dir
 from harness.plus import cases as plus_cases
 from harness.plus.contracts import Contract, contract
-from harness.plus.domains import Domain, from_annotation, infer
+from harness.plus.domains import Domain, Hints, from_annotation, infer
 from harness.plus.mutants import mutants
 from harness.plus.mutation import mutate_inputs
 from harness.plus.runner import (
@@ -51,7 +51,7 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 2  # part of the cache key: bump when generation changes what it produces
+VERSION = 7  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 POOL_MUTATIONS = 160
@@ -110,8 +110,9 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
     arity = len(seeds[0]) if seeds else len(sig.names)
     if not seeds and any(a is None for a in sig.annotations):
         return PlusResult((), {}, "no literal inputs and no annotations to infer inputs from")
+    hints = Hints.from_text(problem.prompt + " " + str(problem.metadata.get("text", "")))
     domains: list[Domain] = [
-        infer([args[i] for args in seeds], sig.annotations[i])
+        infer([args[i] for args in seeds], sig.annotations[i], hints)
         if seeds
         else from_annotation(sig.annotations[i])
         for i in range(arity)
@@ -203,15 +204,15 @@ def _choose(
     count: int,
     budget: float,
     stats: dict[str, Any],
-) -> tuple[list[tuple[Any, ...]], dict[str, int]]:
-    """Up to ``count`` inputs, and for each mutant-killing one the mutant it was chosen for."""
+) -> tuple[list[tuple[Any, ...]], dict[str, tuple[int, ...]]]:
+    """Up to ``count`` inputs, and for each mutant-killing one the mutants it was chosen for."""
     ordered = sorted(valid, key=lambda item: size(item[0]))
     probe = _spread(ordered, MAX_KILL_INPUTS)
     alarm = max(0.02, min(budget, 0.25))
     kills = kill_runs(problem, program, sources, [a for a, _ in probe], sandbox, alarm_s=alarm)
     killed_by = {repr(a): k or frozenset() for (a, _), k in zip(probe, kills, strict=False)}
     chosen: list[tuple[Any, ...]] = []
-    killers: dict[str, int] = {}
+    killers: dict[str, tuple[int, ...]] = {}
     covered: set[int] = set()
     while len(chosen) < count:
         best, gain = None, set()
@@ -222,11 +223,15 @@ def _choose(
         if best is None:
             break
         chosen.append(best)
-        killers[repr(best)] = min(gain)
+        killers[repr(best)] = tuple(sorted(gain))
         covered |= gain
     stats["killed_mutants"] = len(covered)
     rest = [item for item in ordered if repr(item[0]) not in killers]
-    for args in _by_feature(rest) + _by_answer(rest):
+    small = _by_answer(rest)
+    spread = [args for args, _ in _spread(rest, max(1, count // 2))][::-1]  # largest first
+    mixed = [args for pair in zip(small, spread, strict=False) for args in pair]
+    mixed += small[len(spread) :]
+    for args in _by_feature(rest) + mixed:
         if len(chosen) >= count:
             break
         if args not in chosen:
@@ -242,14 +247,19 @@ def _spread(items: list[Any], limit: int) -> list[Any]:
     return [items[int(i * step)] for i in range(limit)]
 
 
-def _features(value: Any) -> set[str]:
+def _features(args: tuple[Any, ...]) -> set[str]:
+    """Edge features of each argument: ``0:empty list``, ``1:negative``, ``0:duplicates``..."""
+    return {f"{i}:{feature}" for i, value in enumerate(args) for feature in _value_features(value)}
+
+
+def _value_features(value: Any) -> set[str]:
     found: set[str] = set()
     if type(value) in (list, tuple, set, dict, str):
         if not value:
             found.add(f"empty {type(value).__name__}")
         elif len(value) == 1:
             found.add(f"single {type(value).__name__}")
-        if type(value) in (list, tuple):
+        if type(value) in (list, tuple, str):
             try:
                 if len(set(value)) < len(value):
                     found.add("duplicates")
@@ -258,7 +268,7 @@ def _features(value: Any) -> set[str]:
         if type(value) is not str:
             items = list(value.items()) if type(value) is dict else list(value)
             for item in items[:30]:
-                found |= _features(item)
+                found |= _value_features(item)
     elif type(value) in (int, float):
         if value == 0:
             found.add("zero")
@@ -306,14 +316,14 @@ def _shrunk(
     program: str,
     sources: list[str],
     chosen: list[tuple[Any, ...]],
-    killers: dict[str, int],
+    killers: dict[str, tuple[int, ...]],
     domains: Sequence[Domain],
     allowed: Contract,
     sandbox: Sandbox,
     budget: float,
 ) -> list[tuple[Any, ...]]:
-    """Each mutant-killing input made as small as keeps the reference answering and its mutant
-    differing (a few rounds; one sandbox batch per round)."""
+    """Each mutant-killing input made as small as keeps the reference answering and the mutants
+    it was chosen for differing (a few rounds; one sandbox batch per round)."""
     current = {repr(a): a for a in chosen if repr(a) in killers}
     if not current:
         return chosen
@@ -333,11 +343,12 @@ def _shrunk(
             [t for _, t in trials],
             sandbox,
             alarm_s=max(0.02, min(budget, 0.25)),
-            targets=[[targets[key]] for key, _ in trials],
+            targets=[list(targets[key]) for key, _ in trials],
         )
         improved = False
         for (key, option), killed in zip(trials, kills, strict=False):
-            if killed and targets[key] in killed and size(option) < size(current[key]):
+            still = killed is not None and set(targets[key]) <= killed
+            if still and size(option) < size(current[key]):
                 current[key] = option
                 improved = True
         if not improved:

@@ -34,6 +34,22 @@ _BINOP_SWAPS: dict[type[ast.operator], type[ast.operator]] = {
     ast.Div: ast.Mult,
 }
 _NAME_SWAPS = {"min": "max", "max": "min", "any": "all", "all": "any"}
+_METHOD_SWAPS = {
+    "startswith": "endswith",
+    "endswith": "startswith",
+    "find": "rfind",
+    "rfind": "find",
+    "index": "rindex",
+    "rindex": "index",
+    "lower": "upper",
+    "upper": "lower",
+    "islower": "isupper",
+    "isupper": "islower",
+    "isdigit": "isalpha",
+    "isalpha": "isdigit",
+    "split": "rsplit",
+    "strip": "lstrip",
+}
 
 Edit = Callable[[ast.AST], bool]  # applies one mutation in place to the matching node
 
@@ -95,6 +111,10 @@ def _spots(tree: ast.AST) -> Iterator[tuple[int, Edit]]:
         elif _is_range_call(node):
             yield index, _shift_range_end(1)
             yield index, _shift_range_end(-1)
+        elif _is_method_call(node):
+            yield index, _swap_method
+            if _is_affix_test(node):
+                yield index, _affix_to_in
 
 
 def _swap_compare(position: int) -> Edit:
@@ -137,6 +157,39 @@ def _drop_not(node: ast.AST) -> bool:
 def _swap_name(node: ast.AST) -> bool:
     assert isinstance(node, ast.Name)
     node.id = _NAME_SWAPS[node.id]
+    return True
+
+
+def _is_method_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _METHOD_SWAPS
+    )
+
+
+def _is_affix_test(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("startswith", "endswith")
+        and len(node.args) == 1
+        and not node.keywords
+    )
+
+
+def _swap_method(node: ast.AST) -> bool:
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    node.func.attr = _METHOD_SWAPS[node.func.attr]
+    return True
+
+
+def _affix_to_in(node: ast.AST) -> bool:
+    # ``s.startswith(p)`` becomes ``(p in s) == True``: "contains" for "starts with".
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    contains = ast.Compare(node.args[0], [ast.In()], [node.func.value])
+    node.func = ast.Name("bool", ast.Load())
+    node.args = [contains]
     return True
 
 

@@ -43,12 +43,57 @@ def mutate_inputs(
         args = list(rng.choice(pool))
         for _ in range(rng.randint(1, 3)):
             position = rng.randrange(len(args))
-            args[position] = mutate_value(args[position], domains[position], rng)
+            if len(args) > 1 and rng.random() < 0.3:
+                source = rng.choice([i for i in range(len(args)) if i != position])
+                args[position] = relate(args[position], args[source], rng)
+            else:
+                args[position] = mutate_value(args[position], domains[position], rng)
         candidate = tuple(args)
         if all(d.contains(v) for d, v in zip(domains, candidate, strict=False)):
             out.append(candidate)
             pool.append(candidate)  # mutants of mutants reach further
     return out
+
+
+def relate(value: Any, other: Any, rng: random.Random) -> Any:
+    """``value`` edited to meet another argument: boundaries live where arguments touch.
+
+    A threshold equal to the gap between two elements, a target equal to a pair's sum, a tie
+    between two numbers, a string that contains the other argument (twice, or not at its start),
+    a list holding the other argument: the inputs where ``<`` and ``<=``, "first" and "all",
+    "prefix" and "substring" part ways.
+    """
+    numbers = (int, float)
+    if type(value) in numbers and type(value) is not bool:
+        if type(other) in numbers and type(other) is not bool:
+            return other
+        if type(other) in (list, tuple) and len(other) >= 2:
+            items = [x for x in other if type(x) is type(value)]
+            if len(items) >= 2:
+                a, b = rng.sample(items, 2)
+                return rng.choice([a, abs(a - b), a + b, b])
+            if items:
+                return items[0]
+        return value
+    if type(value) is str and type(other) is str:
+        at = rng.randrange(len(value) + 1)
+        times = rng.randint(1, 3)
+        return value[:at] + other * times + value[at:]
+    if type(value) is list and type(other) is list and other:
+        items = list(value)  # share elements with the other list, maybe more than once
+        for _ in range(rng.randint(1, 2)):
+            items.insert(rng.randrange(len(items) + 1), rng.choice(other))
+        return items
+    if type(value) is list and value and type(other) is type(value[0]):
+        items = list(value)
+        items.insert(rng.randrange(len(items) + 1), other)
+        return items
+    if type(value) is list and value and type(value[0]) is str and type(other) is str:
+        items = list(value)
+        position = rng.randrange(len(items))
+        items[position] = relate(items[position], other, rng)
+        return items
+    return value
 
 
 def mutate_value(value: Any, domain: Domain, rng: random.Random) -> Any:

@@ -40,7 +40,9 @@ def strategy(domain: Domain) -> st.SearchStrategy[Any]:
     if isinstance(domain, IntDomain):
         return st.integers(domain.lo, domain.hi)
     if isinstance(domain, FloatDomain):
-        exact = st.floats(domain.lo, domain.hi, allow_nan=False, allow_infinity=False)
+        exact = st.floats(domain.lo, domain.hi, allow_nan=False, allow_infinity=False).map(
+            lambda x: float(f"{x:.6g}")  # six significant digits: readable, still "any" float
+        )
         # Round values as people write them, mixed with hypothesis's own floats.
         tidy = st.integers(int(domain.lo * 10), int(domain.hi * 10)).map(lambda i: i / 10)
         return st.one_of(tidy, exact).filter(domain.contains)
