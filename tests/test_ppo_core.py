@@ -9,10 +9,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from trainers.ppo.core import (  # noqa: E402
+    agent_token_advantages,
     clipped_policy_loss,
     gae,
     k3_kl,
     token_rewards,
+    turn_gae,
     value_loss,
     whiten,
 )
@@ -93,3 +95,39 @@ def test_whiten_masked() -> None:
     x = torch.tensor([[1.0, 3.0, 100.0]])
     mask = torch.tensor([[1.0, 1.0, 0.0]])
     assert torch.allclose(whiten(x, mask), torch.tensor([[-1.0, 1.0, 0.0]]), atol=1e-4)
+
+
+# ---------------------------------------------------------------- the central critic
+
+
+def test_turn_gae_one_turn_is_reward_minus_value() -> None:
+    # three joint states, one turn: A = r - V, target r (whatever gamma and lambda)
+    rewards = torch.tensor([[1.0], [0.0], [-0.5]])
+    values = torch.tensor([[0.25], [0.5], [-0.5]])
+    adv, ret = turn_gae(rewards, values, torch.ones(3, 1), gamma=0.9, lam=0.5)
+    assert torch.allclose(adv, torch.tensor([[0.75], [-0.5], [0.0]]))
+    assert torch.allclose(ret, rewards)
+
+
+def test_turn_gae_over_two_turns_by_hand() -> None:
+    # one joint state per turn: r = (0, 1), V = (0.5, 0.25), gamma 0.9, lambda 0.8
+    adv, ret = turn_gae(
+        torch.tensor([[0.0, 1.0]]), torch.tensor([[0.5, 0.25]]), torch.ones(1, 2), 0.9, 0.8
+    )
+    a2 = 1.0 - 0.25  # the last turn: no next state
+    a1 = (0.0 + 0.9 * 0.25 - 0.5) + 0.9 * 0.8 * a2  # -0.275 + 0.54
+    assert torch.allclose(adv, torch.tensor([[a1, a2]]))
+    assert torch.allclose(ret, torch.tensor([[a1 + 0.5, a2 + 0.25]]))
+    assert a1 == pytest.approx(0.265)
+
+
+def test_agent_advantages_share_the_joint_advantage_less_their_own_kl() -> None:
+    joint = torch.tensor([0.75, -0.5])  # two joint states
+    kl = torch.tensor([[0.1, 0.3, 9.0], [0.2, 0.0, 0.0]])  # padding's 9.0 is masked out
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    got = agent_token_advantages(joint, kl, mask, beta=0.5)
+    # state 0: 0.75 - 0.5 * (0.1 + 0.3) = 0.55 on both tokens; state 1: -0.5 - 0.1 = -0.6
+    assert torch.allclose(got, torch.tensor([[0.55, 0.55, 0.0], [-0.6, 0.0, 0.0]]))
+    assert torch.equal(
+        agent_token_advantages(joint, kl, mask, beta=0.0)[0, :2], joint[:1].repeat(2)
+    )

@@ -110,3 +110,85 @@ def test_multi_agent_independent_learners_and_masked_rewards(tmp_path) -> None:
     for agent in ("agent0", "agent1"):
         assert any(not torch.equal(before[agent][n], after[agent][n]) for n in after[agent])
         assert all(".agent" + agent[-1] + "." in n or "value_head" in n for n in after[agent])
+
+
+def central_trainer(out: Path, *extra: str) -> PPOTrainer:
+    """Two agents and a central critic as adapters of one tiny random model (fast)."""
+    from harness.models import tiny_model
+    from trainers.common.policy import wrap_agents
+
+    config = config_for(out, "ppo.num_agents=2", "ppo.critic=central", *extra)
+    model, tok = tiny_model(0)
+    torch.manual_seed(config.seed)
+    *agents, critic = wrap_agents(
+        model, tok, ["agent0", "agent1", "critic"], config.model, with_reference=True
+    )
+    return PPOTrainer(config, joint_reward=distinct_chars, agents=agents, critic=critic)
+
+
+def test_central_critic_gives_every_agent_r_minus_v(tmp_path) -> None:
+    """ppo.critic=central: one critic adapter + value head reads both agents' prompts; each
+    agent's advantage is its joint sample's r - V (no KL: beta 0, no whitening) on every token
+    it wrote; the agents have no value heads; the critic trains toward r."""
+    extra = ["ppo.max_steps=1", "ppo.beta=0", "ppo.whiten_advantages=false"]
+    trainer = central_trainer(tmp_path, *extra, "ppo.value_clip_range=null")
+    assert trainer.critic is not None and sorted(trainer.heads) == ["critic"]
+    assert sorted(trainer.optimizers) == ["agent0", "agent1", "critic"]
+    problems = trainer.batch_problems(0)
+    state = trainer.joint_state(problems[0])
+    assert all(trainer.prompt_for(a, problems[0]) in state for a in range(2))
+    per_agent = [trainer.rollout(i, problems) for i in range(2)]
+    task_ids = [q.task_id for q in problems for _ in range(trainer.config.ppo.samples_per_prompt)]
+    scores = torch.tensor(trainer.joint_reward(task_ids, [t for _, t in per_agent]))
+    critic_roll = trainer.prepare_critic([problems[0]] * len(scores), scores)
+    values = critic_roll.old_values
+    assert torch.allclose(critic_roll.advantages, scores - values)
+    assert torch.allclose(critic_roll.returns, scores)
+    for agent, (gens, _) in zip(trainer.agents, per_agent, strict=True):
+        roll = trainer.prepare(agent, gens, scores, critic_roll.advantages)
+        expected = (scores - values)[:, None] * roll.mask
+        assert torch.allclose(roll.advantages, expected, atol=1e-6)
+    before = snapshot(trainer)
+    [row] = trainer.train()
+    after = snapshot(trainer)
+    assert sorted(after) == ["agent0", "agent1", "critic"]
+    assert not any("value_head" in n for a in ("agent0", "agent1") for n in after[a])
+    for name in after:
+        assert any(not torch.equal(before[name][n], after[name][n]) for n in after[name]), name
+    assert all(".critic." in n or n.startswith("value_head") for n in after["critic"])
+    assert math.isfinite(row["critic"]["value_loss"])
+    for agent in ("agent0", "agent1"):
+        assert math.isfinite(row["agents"][agent]["policy_loss"])
+        assert "value_loss" not in row["agents"][agent]
+    # the critic is checkpointed with the agents: a resumed run restores it
+    resumed = central_trainer(tmp_path / "resumed", *extra)
+    resumed.resume(tmp_path / "checkpoint-1")
+    again = snapshot(resumed)
+    assert all(torch.equal(after["critic"][n], again["critic"][n]) for n in after["critic"])
+    sa = trainer.optimizers["critic"].state_dict()["state"]
+    sb = resumed.optimizers["critic"].state_dict()["state"]
+    assert all(torch.equal(sa[k]["exp_avg"], sb[k]["exp_avg"]) for k in sa)
+
+
+@pytest.mark.slow
+def test_central_critic_cpu_run(tmp_path) -> None:
+    """The issue's command on CPU (SmolLM2-135M): finite losses for both agents and the critic."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "trainers.ppo", "--config", str(CPU_CONFIG), "--override",
+         "ppo.num_agents=2", "ppo.critic=central", f"output.dir={tmp_path}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = read_metrics(tmp_path)
+    assert [r["step"] for r in rows] == [1, 2]
+    for row in rows:
+        assert math.isfinite(row["critic"]["value_loss"])
+        assert all(math.isfinite(row["agents"][a]["policy_loss"]) for a in ("agent0", "agent1"))
+
+
+def test_critic_setting_is_checked(tmp_path) -> None:
+    with pytest.raises(ConfigError, match=r"ppo.critic"):
+        config_for(tmp_path, "ppo.critic=shared")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from trainers.common.config import LegacyFlag, common_legacy_flags, help_field, invalid, parse_cli
 from trainers.common.sections import TrainerConfig
@@ -14,7 +15,13 @@ class PPOSettings:
     """PPO with a value head, GAE and a k3 KL penalty; N agents train independently."""
 
     num_agents: int = help_field(
-        1, help="1: single-agent PPO; N > 1: independent PPO per agent on the joint reward"
+        1, help="1: single-agent PPO; N > 1: one PPO learner per agent on the joint reward"
+    )
+    critic: Literal["independent", "central"] = help_field(
+        "independent",
+        help="independent: a value head per agent, token-level GAE on its own completion; "
+        "central: one critic (its own adapter and value head) reads every agent's prompt, "
+        "gives one value per joint state and turn, and each agent's advantage is GAE over turns",
     )
     prompts_per_step: int = help_field(2, help="distinct prompts per rollout batch")
     samples_per_prompt: int = help_field(1, help="completions each agent samples per prompt")
@@ -28,7 +35,9 @@ class PPOSettings:
     value_clip_range: float | None = help_field(
         0.2, help="clip range of value updates around the rollout values; null: no clipping"
     )
-    vf_coef: float = help_field(0.5, help="weight of the value loss in the total loss")
+    vf_coef: float = help_field(
+        0.5, help="weight of the value loss in the total loss (the critic's own loss: central)"
+    )
     beta: float = help_field(0.05, help="weight of the per-token k3 KL to the reference")
     whiten_advantages: bool = help_field(True, help="normalise advantages over each batch")
     ppo_epochs: int = help_field(2, help="optimisation passes over each rollout batch")
@@ -43,6 +52,8 @@ class PPOSettings:
     max_steps: int = help_field(0, help="stop after this many rollout steps; 0: all epochs")
 
     def __post_init__(self) -> None:
+        if self.critic not in ("independent", "central"):
+            raise invalid("critic", f"must be independent or central (got {self.critic!r})")
         for name in (
             "num_agents",
             "prompts_per_step",

@@ -1,4 +1,5 @@
-"""PPO's pure pieces: GAE, the clipped policy loss, the value loss and the k3 KL estimator.
+"""PPO's pure pieces: GAE, the clipped policy loss, the value loss and the k3 KL estimator,
+and the central critic's targets (GAE over turns, one value per joint state and turn).
 
 All work on ``(batch, tokens)`` tensors with a 0/1 ``mask`` for padding, so each can be tested
 alone against hand-computed numbers.
@@ -52,6 +53,33 @@ def gae(
         next_value = values[:, t] * live
         next_adv = adv * live
     return advantages, (advantages + values) * mask
+
+
+def turn_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    turn_mask: torch.Tensor,
+    gamma: float,
+    lam: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The central critic's advantages and value targets, ``(joint states, turns)`` each.
+
+    The same recursion as :func:`gae`, taken over turns instead of tokens: ``V`` is the central
+    value of the joint state at each turn and ``rewards`` the joint reward of the turn, so
+    ``delta_t = r_t + gamma * V_{t+1} - V_t`` (0 after the last turn). With one turn it is
+    ``A = r - V`` and the target is ``r``.
+    """
+    return gae(rewards, values, turn_mask, gamma, lam)
+
+
+def agent_token_advantages(
+    joint_advantages: torch.Tensor, kl: torch.Tensor, mask: torch.Tensor, beta: float
+) -> torch.Tensor:
+    """One agent's per-token advantages under the central critic: its joint state's advantage
+    less its own KL penalty (``beta`` times the sum of its per-token KL, the amount the token
+    rewards charge), on every token of its completion."""
+    penalty = beta * (kl * mask).sum(dim=1)
+    return (joint_advantages.to(mask.dtype) - penalty)[:, None] * mask
 
 
 def whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:

@@ -3,7 +3,16 @@
 Single agent (``ppo.num_agents: 1``): sample, score each completion with the harness, train.
 Multi-agent (``N > 1``): every agent writes its part for the same prompt; the parts are joined
 into one program and scored once (the joint reward); each agent then runs its own PPO update
-(its own adapter, value head and optimizer) on that shared reward.
+(its own adapter and optimizer) on that shared reward.
+
+The critic (``ppo.critic``): ``independent`` gives each agent a value head on its own hidden
+states and token-level GAE over its completion. ``central`` is one critic for the team (MAAC,
+MAPPO): its own adapter and value head read every agent's prompt of a turn, the joint state,
+and give one value per joint state and turn; every agent's advantage is that turn's GAE over
+turns (with one turn, ``r - V``) less its own KL penalty, on each token it wrote. The critic
+reads the turn's prompts and not the turn's completions: a value that saw the joint action it
+is the baseline for would learn ``r`` itself and cancel the action's credit (from turn 2 on
+the prompts carry the earlier turns' completions, so the joint state holds them).
 """
 
 from __future__ import annotations
@@ -102,6 +111,38 @@ class Rollout:
     kl: torch.Tensor
 
 
+@dataclass
+class CriticRollout:
+    """The central critic's batch: one joint state per joint sample (one turn)."""
+
+    state_ids: list[list[int]]
+    old_values: torch.Tensor  # (states,)
+    advantages: torch.Tensor  # (states,) GAE over turns, before any agent's KL penalty
+    returns: torch.Tensor  # (states,)
+
+
+def state_values(
+    model: nn.Module, head: ValueHead, state_ids: Sequence[list[int]], pad_id: int
+) -> torch.Tensor:
+    """The value of each joint state: the value head on the hidden state of its last token."""
+    device = next(model.parameters()).device
+    lengths = [len(x) for x in state_ids]
+    ids = torch.full((len(lengths), max(lengths)), pad_id, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    for i, x in enumerate(state_ids):
+        ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+        attention[i, : len(x)] = 1
+    out = model(
+        input_ids=ids.to(device),
+        attention_mask=attention.to(device),
+        output_hidden_states=True,
+        logits_to_keep=1,  # only the hidden states are read: skip the vocabulary projection
+    )
+    hidden = out.hidden_states[-1]
+    last = torch.tensor(lengths, device=hidden.device) - 1
+    return head(hidden[torch.arange(len(lengths), device=hidden.device), last])
+
+
 class PPOTrainer:
     """Independent PPO learners (one per agent) on one shared reward."""
 
@@ -111,6 +152,7 @@ class PPOTrainer:
         problems: Sequence[Problem] | None = None,
         joint_reward: JointReward | None = None,
         agents: list[AgentPolicy] | None = None,
+        critic: AgentPolicy | None = None,
     ) -> None:
         self.config = config
         p = config.ppo
@@ -128,26 +170,32 @@ class PPOTrainer:
         self.by_id = {q.task_id: q for q in self.problems}
         self.joint_reward = joint_reward or self._harness_joint_reward()
         names = [f"agent{i}" for i in range(p.num_agents)] if p.num_agents > 1 else ["policy"]
-        self.agents = agents or create_policies(config.model, names, with_reference=p.beta > 0)
-        hidden = (
-            self.agents[0].model.config.hidden_size
-            if hasattr(self.agents[0].model, "config")
-            else self.agents[0].model.get_input_embeddings().embedding_dim
-        )
-        self.heads = {a.name: ValueHead(hidden).to(a.device) for a in self.agents}
-        self.optimizers = {
-            a.name: torch.optim.AdamW(
-                [
-                    {"params": a.parameters(), "lr": p.learning_rate},
-                    {
-                        "params": list(self.heads[a.name].parameters()),
-                        "lr": p.value_learning_rate or p.learning_rate,
-                    },
-                ],
-                weight_decay=p.weight_decay,
+        self.central = p.critic == "central"
+        if agents is None:  # the central critic is one more adapter on the shared base
+            policies = create_policies(
+                config.model, names + ["critic"] * self.central, with_reference=p.beta > 0
             )
-            for a in self.agents
-        }
+            agents, critic = policies[: len(names)], (policies[-1] if self.central else None)
+        if self.central and critic is None:
+            raise ValueError("ppo.critic=central: pass the critic's policy with the agents")
+        self.agents = agents
+        self.critic = critic if self.central else None
+        first = self.agents[0].model
+        hidden = (
+            first.config.hidden_size
+            if hasattr(first, "config")
+            else first.get_input_embeddings().embedding_dim
+        )
+        learners = [self.critic] if self.critic is not None else self.agents
+        self.heads = {a.name: ValueHead(hidden).to(a.device) for a in learners}
+        value_lr = p.value_learning_rate or p.learning_rate
+        self.optimizers = {}
+        for a in [*self.agents, *([self.critic] if self.critic is not None else [])]:
+            lr = value_lr if a is self.critic else p.learning_rate
+            groups = [{"params": a.parameters(), "lr": lr}]
+            if a.name in self.heads:
+                groups.append({"params": list(self.heads[a.name].parameters()), "lr": value_lr})
+            self.optimizers[a.name] = torch.optim.AdamW(groups, weight_decay=p.weight_decay)
         self.step = 0
         self.logger = MetricsLogger(
             config.output.dir,
@@ -193,6 +241,13 @@ class PPOTrainer:
             text = f"You are agent {agent_index + 1} of {len(self.agents)}. {hint}\n\n{text}"
         return text
 
+    def joint_state(self, problem: Problem) -> str:
+        """What the central critic reads: every agent's prompt of the turn."""
+        return "\n\n".join(
+            f"[Agent {a + 1} of {len(self.agents)}]\n{self.prompt_for(a, problem)}"
+            for a in range(len(self.agents))
+        )
+
     # ------------------------------------------------------------ one step
 
     def rollout(self, agent_index: int, problems: Sequence[Problem]) -> tuple[list, list[str]]:
@@ -215,34 +270,101 @@ class PPOTrainer:
         return flat, [g.text for g in flat]
 
     @torch.no_grad()
-    def prepare(self, agent: AgentPolicy, gens: list, scores: torch.Tensor) -> Rollout:
+    def prepare(
+        self,
+        agent: AgentPolicy,
+        gens: list,
+        scores: torch.Tensor,
+        joint_advantages: torch.Tensor | None = None,
+    ) -> Rollout:
+        """Old log-probs, KL and advantages of one agent's batch: token-level GAE from its
+        own value head, or (central critic) its joint state's advantage on every token."""
         p = self.config.ppo
         agent.activate()
         pad = agent.tokenizer.pad_token_id or 0
         prompts = [g.prompt_ids for g in gens]
         comps = [g.completion_ids for g in gens]
-        logps, values, mask = logps_and_values(
-            agent.model, self.heads[agent.name], prompts, comps, pad
-        )
+        head = self.heads.get(agent.name)
+        logps, values, mask = logps_and_values(agent.model, head, prompts, comps, pad)
         kl = torch.zeros_like(logps)
         if p.beta > 0:
             with agent.reference() as ref:
                 ref_logps, _, _ = logps_and_values(ref, None, prompts, comps, pad)
             kl = core.k3_kl(logps, ref_logps) * mask
-        rewards = core.token_rewards(scores.to(mask.device), kl, mask, p.beta)
-        advantages, returns = core.gae(rewards, values, mask, p.gamma, p.lam)
+        if joint_advantages is None:
+            assert values is not None
+            rewards = core.token_rewards(scores.to(mask.device), kl, mask, p.beta)
+            advantages, returns = core.gae(rewards, values, mask, p.gamma, p.lam)
+        else:
+            advantages = core.agent_token_advantages(
+                joint_advantages.to(mask.device), kl, mask, p.beta
+            )
+            values = returns = torch.zeros_like(logps)  # the critic keeps its own targets
         if p.whiten_advantages:
             advantages = core.whiten(advantages, mask)
         return Rollout(prompts, comps, logps, values, advantages, returns, mask, kl)
 
+    @torch.no_grad()
+    def prepare_critic(self, problems: Sequence[Problem], scores: torch.Tensor) -> CriticRollout:
+        """The central values of the joint states and their targets (one turn: GAE over one
+        step, ``A = r - V``, target ``r``)."""
+        p, critic = self.config.ppo, self.critic
+        assert critic is not None
+        critic.activate()
+        tok = critic.tokenizer
+        limit = p.max_prompt_tokens * len(self.agents)
+        states = encode_prompts(tok, [self.joint_state(q) for q in problems], limit)
+        pad = tok.pad_token_id or 0
+        values = state_values(critic.model, self.heads[critic.name], states, pad).cpu()
+        ones = torch.ones(len(states), 1)
+        advantages, returns = core.turn_gae(
+            scores[:, None].float(), values[:, None], ones, p.gamma, p.lam
+        )
+        return CriticRollout(states, values, advantages[:, 0], returns[:, 0])
+
+    def update_critic(self, roll: CriticRollout) -> dict[str, float]:
+        """PPO epochs of the central critic's clipped value loss on its joint states."""
+        p, critic = self.config.ppo, self.critic
+        assert critic is not None
+        critic.activate()
+        head, opt = self.heads[critic.name], self.optimizers[critic.name]
+        pad = critic.tokenizer.pad_token_id or 0
+        size = len(roll.state_ids)
+        mb = p.minibatch_size or size
+        losses = []
+        critic.model.train()
+        for _ in range(p.ppo_epochs):
+            for start in range(0, size, mb):
+                sl = slice(start, start + mb)
+                values = state_values(critic.model, head, roll.state_ids[sl], pad)
+                old = roll.old_values[sl].to(values.device)
+                target = roll.returns[sl].to(values.device)
+                ones = torch.ones_like(values)
+                loss = core.value_loss(values, old, target, ones, p.value_clip_range)
+                opt.zero_grad(set_to_none=True)
+                (p.vf_coef * loss).backward()
+                if p.max_grad_norm > 0:
+                    params = critic.parameters() + list(head.parameters())
+                    torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
+                opt.step()
+                losses.append(loss.item())
+        critic.model.eval()
+        return {
+            "value_loss": sum(losses) / len(losses),
+            "value_mean": roll.old_values.mean().item(),
+            "advantage_mean": roll.advantages.mean().item(),
+        }
+
     def update(self, agent: AgentPolicy, roll: Rollout) -> dict[str, float]:
         p = self.config.ppo
         agent.activate()
-        head, opt = self.heads[agent.name], self.optimizers[agent.name]
+        head, opt = self.heads.get(agent.name), self.optimizers[agent.name]
         pad = agent.tokenizer.pad_token_id or 0
         size = len(roll.prompt_ids)
         mb = p.minibatch_size or size
-        stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "clip_frac": []}
+        stats: dict[str, list[float]] = {"policy_loss": [], "clip_frac": []}
+        if head is not None:
+            stats["value_loss"] = []
         agent.model.train()
         for _ in range(p.ppo_epochs):
             for start in range(0, size, mb):
@@ -258,22 +380,24 @@ class PPOTrainer:
                     mask,
                     p.clip_range,
                 )
-                vl = core.value_loss(
-                    values,
-                    roll.old_values[sl, :width],
-                    roll.returns[sl, :width],
-                    mask,
-                    p.value_clip_range,
-                )
-                loss = pg + p.vf_coef * vl
+                loss = pg
+                if head is not None and values is not None:  # independent: its own critic
+                    vl = core.value_loss(
+                        values,
+                        roll.old_values[sl, :width],
+                        roll.returns[sl, :width],
+                        mask,
+                        p.value_clip_range,
+                    )
+                    loss = pg + p.vf_coef * vl
+                    stats["value_loss"].append(vl.item())
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 if p.max_grad_norm > 0:
-                    params = agent.parameters() + list(head.parameters())
+                    params = agent.parameters() + (list(head.parameters()) if head else [])
                     torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
                 opt.step()
                 stats["policy_loss"].append(pg.item())
-                stats["value_loss"].append(vl.item())
                 stats["clip_frac"].append(frac.item())
         agent.model.eval()
         return {k: sum(v) / len(v) for k, v in stats.items()}
@@ -292,12 +416,19 @@ class PPOTrainer:
         }
         if keep:
             scores = torch.tensor([raw[i] for i in keep], dtype=torch.float32)
+            joint_advantages, critic_roll = None, None
+            if self.critic is not None:  # old values before any update
+                flat = [q for q in problems for _ in range(self.config.ppo.samples_per_prompt)]
+                critic_roll = self.prepare_critic([flat[i] for i in keep], scores)
+                joint_advantages = critic_roll.advantages
             for agent, (gens, _) in zip(self.agents, per_agent, strict=True):
-                roll = self.prepare(agent, [gens[i] for i in keep], scores)
+                roll = self.prepare(agent, [gens[i] for i in keep], scores, joint_advantages)
                 stats = self.update(agent, roll)
                 stats["kl"] = core.masked_mean(roll.kl, roll.mask).item()
                 stats["completion_length"] = roll.mask.sum(dim=1).mean().item()
                 metrics["agents"][agent.name] = stats
+            if critic_roll is not None:
+                metrics["critic"] = self.update_critic(critic_roll)
         self.step += 1
         return metrics
 
@@ -310,9 +441,11 @@ class PPOTrainer:
 
     def trained_params(self) -> dict[str, dict[str, nn.Parameter]]:
         params = {}
-        for a in self.agents:
+        for a in [*self.agents, *([self.critic] if self.critic is not None else [])]:
             mine = dict(a.named_trainable())
-            mine.update({f"value_head.{n}": t for n, t in self.heads[a.name].named_parameters()})
+            if a.name in self.heads:
+                head = self.heads[a.name].named_parameters()
+                mine.update({f"value_head.{n}": t for n, t in head})
             params[a.name] = mine
         return params
 
@@ -343,8 +476,9 @@ class PPOTrainer:
                 self.save()
         if out.save_final_model:
             final = Path(out.dir) / "final"
-            for a in self.agents:
+            for a in [*self.agents, *([self.critic] if self.critic is not None else [])]:
                 a.model.save_pretrained(str(final / a.name))
-                torch.save(self.heads[a.name].state_dict(), final / a.name / "value_head.pt")
+                if a.name in self.heads:
+                    torch.save(self.heads[a.name].state_dict(), final / a.name / "value_head.pt")
         self.logger.close()
         return history
