@@ -22,7 +22,7 @@ REQUEST_KEY = "plus_request"  # metadata: {"n": N, "seed": S}, set by request_pl
 STATS_KEY = "plus"  # metadata: what generation did (counts, seconds, reason for none)
 DEFAULT_COUNT = 32
 
-__all__ = ["DEFAULT_COUNT", "PREFIX", "expand_plus", "is_plus", "request_plus"]
+__all__ = ["DEFAULT_COUNT", "PREFIX", "expand_plus", "is_plus", "only_for", "request_plus"]
 
 
 def request_plus(
@@ -37,6 +37,19 @@ def request_plus(
             changes["suite"] = suite
         out.append(dataclasses.replace(problem, **changes))  # type: ignore[arg-type]
     return out
+
+
+def only_for(problems: Sequence[Problem], task_ids: set[str]) -> list[Problem]:
+    """``problems`` with the plus request kept only for ``task_ids`` (those with samples): a
+    run of a few samples does not generate inputs for the whole benchmark."""
+    return [
+        p
+        if p.task_id in task_ids or REQUEST_KEY not in p.metadata
+        else dataclasses.replace(
+            p, metadata={k: v for k, v in p.metadata.items() if k != REQUEST_KEY}
+        )
+        for p in problems
+    ]
 
 
 def expand_plus(problems: Sequence[Problem], sandbox: Sandbox) -> list[Problem]:
