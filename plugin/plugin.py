@@ -17,7 +17,7 @@ PYTEST_DEFAULT_REPORTCHARS = "fE"  # pytest's own default for -r
 
 CORE_OPTIONS_HELP = {
     "llm_eval": "evaluate LLM samples on these suites (comma separated): humaneval, mbpp, "
-    "mbpp-sanitized, coophumaneval, classeval, jsonl:PATH",
+    "mbpp-sanitized, coophumaneval, classeval, humaneval-plus, mbpp-plus, jsonl:PATH",
 }
 
 

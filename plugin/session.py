@@ -104,6 +104,16 @@ class EvalSession:
                 )
             except (OSError, ValueError) as exc:  # SuiteError and SplitError are ValueErrors
                 raise pytest.UsageError(f"--llm-eval {name.strip()}: {exc}") from None
+        seen: dict[str, str] = {}
+        for problem in problems:  # task ids key samples and results: they must not repeat
+            other = seen.setdefault(problem.task_id, problem.suite)
+            if other != problem.suite:
+                raise pytest.UsageError(
+                    f"--llm-eval: {other} and {problem.suite} share task ids ({problem.task_id}), "
+                    "and results are keyed by task id: evaluate them in separate runs (a plus "
+                    "suite already reports pass@k on the original checks beside its own, in "
+                    "summary.json: suites.<suite>.base)"
+                )
         return problems
 
     def _load_samples(self, problems: list[Problem]) -> list[Sample]:

@@ -238,6 +238,17 @@ def test_llm_plus_on_a_users_suite(pytester: pytest.Pytester) -> None:
     assert "Plus cases: drop per problem" in report and "mine/largest" in report
 
 
+def test_a_suite_and_its_plus_suite_in_one_run_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = run_session(
+        pytester, "--llm-eval", "humaneval,humaneval-plus", "--llm-split", "test[:1]",
+        "--llm-samples", "canonical",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*humaneval and humaneval-plus share task ids*suites.<suite>.base*"]
+    )
+
+
 def test_plus_catches_the_realistic_wrong_programs(shared_data: Path) -> None:
     """At least 80% of the wrong programs that pass the original checks fail a plus case."""
     from harness.evaluate import evaluate
