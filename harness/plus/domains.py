@@ -103,13 +103,12 @@ class ListDomain(Domain):
             return False
         if not all(self.element.contains(v) for v in value):
             return False
-        if (
-            self.kind == "list"
-            and self.sorted
-            and any(a > b for a, b in zip(value, value[1:], strict=False))
-        ):
-            return False
-        return not (self.unique and self.kind == "list" and not _all_distinct(value))
+        if type(value) is set:
+            return True
+        items = list(value)
+        return not (self.sorted and not _sorted(items)) and not (
+            self.unique and not _all_distinct(items)
+        )
 
 
 @dataclass(frozen=True)

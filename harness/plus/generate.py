@@ -146,7 +146,7 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
     chosen, killers = _choose(problem, program, sources, valid, sandbox, count, budget, stats)
     chosen = _shrunk(problem, program, sources, chosen, killers, domains, allowed, sandbox, budget)
     final = _valid_runs(problem, program, chosen, sandbox, budget)
-    cases = []
+    cases: list[CheckCase] = []
     for args, run in final[:count]:
         args_text = plus_cases.args_literal(args)
         expected_text = plus_cases.literal(run.value)
@@ -215,7 +215,8 @@ def _choose(
     killers: dict[str, tuple[int, ...]] = {}
     covered: set[int] = set()
     while len(chosen) < count:
-        best, gain = None, set()
+        best: tuple[Any, ...] | None = None
+        gain: set[int] = set()
         for args, _ in probe:
             new = set(killed_by.get(repr(args), ())) - covered
             if len(new) > len(gain) and repr(args) not in killers:
@@ -279,7 +280,8 @@ def _value_features(value: Any) -> set[str]:
 
 def _by_feature(items: list[tuple[tuple[Any, ...], Run]]) -> list[tuple[Any, ...]]:
     """The smallest input for each edge feature (empty, zero, negative, duplicates, single)."""
-    out, seen = [], set()
+    out: list[tuple[Any, ...]] = []
+    seen: set[str] = set()
     for args, _ in items:  # smallest first
         new = _features(args) - seen
         if new:

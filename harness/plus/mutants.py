@@ -134,7 +134,7 @@ def _swap_binop(node: ast.AST) -> bool:
 
 def _shift_constant(delta: int) -> Edit:
     def edit(node: ast.AST) -> bool:
-        assert isinstance(node, ast.Constant)
+        assert isinstance(node, ast.Constant) and type(node.value) is int
         node.value = node.value + delta
         return True
 
