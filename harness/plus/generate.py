@@ -51,13 +51,15 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 7  # part of the cache key: bump when generation changes what it produces
+VERSION = 8  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 POOL_MUTATIONS = 160
 POOL_HYPOTHESIS = 160
 MAX_MUTANTS = 30
 MAX_KILL_INPUTS = 120
+MIN_KILL_INPUTS = 8
+KILL_BUDGET_S = 3.0  # reference time × (mutants + 1) × inputs tried, per sandbox batch
 SHRINK_ROUNDS = 3
 
 
@@ -144,7 +146,9 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
     sources = mutants(program, MAX_MUTANTS, seed)
     stats["mutants"] = len(sources)
     chosen, killers = _choose(problem, program, sources, valid, sandbox, count, budget, stats)
-    chosen = _shrunk(problem, program, sources, chosen, killers, domains, allowed, sandbox, budget)
+    chosen = _shrunk(
+        problem, program, sources, chosen, killers, domains, allowed, sandbox, budget, valid
+    )
     final = _valid_runs(problem, program, chosen, sandbox, budget)
     cases: list[CheckCase] = []
     for args, run in final[:count]:
@@ -207,7 +211,7 @@ def _choose(
 ) -> tuple[list[tuple[Any, ...]], dict[str, tuple[int, ...]]]:
     """Up to ``count`` inputs, and for each mutant-killing one the mutants it was chosen for."""
     ordered = sorted(valid, key=lambda item: size(item[0]))
-    probe = _spread(ordered, MAX_KILL_INPUTS)
+    probe = _spread(ordered, _kill_inputs(valid, len(sources)))
     alarm = max(0.02, min(budget, 0.25))
     kills = kill_runs(problem, program, sources, [a for a, _ in probe], sandbox, alarm_s=alarm)
     killed_by = {repr(a): k or frozenset() for (a, _), k in zip(probe, kills, strict=False)}
@@ -238,6 +242,14 @@ def _choose(
         if args not in chosen:
             chosen.append(args)
     return chosen, killers
+
+
+def _kill_inputs(valid: list[tuple[tuple[Any, ...], Run]], mutant_count: int) -> int:
+    """How many inputs the mutants can be tried on within ``KILL_BUDGET_S`` (a slow reference
+    makes slow mutants: HumanEval/75's triple loop over primes would take minutes)."""
+    mean = sum(run.duration_s for _, run in valid) / max(1, len(valid))
+    affordable = KILL_BUDGET_S / max(mean * (mutant_count + 1), 1e-9)
+    return int(max(MIN_KILL_INPUTS, min(MAX_KILL_INPUTS, affordable)))
 
 
 def _spread(items: list[Any], limit: int) -> list[Any]:
@@ -323,6 +335,7 @@ def _shrunk(
     allowed: Contract,
     sandbox: Sandbox,
     budget: float,
+    valid: list[tuple[tuple[Any, ...], Run]],
 ) -> list[tuple[Any, ...]]:
     """Each mutant-killing input made as small as keeps the reference answering and the mutants
     it was chosen for differing (a few rounds; one sandbox batch per round)."""
@@ -338,6 +351,7 @@ def _shrunk(
                     trials.append((key, option))
         if not trials:
             break
+        trials = trials[: max(len(current), _kill_inputs(valid, 1) // 2)]
         kills = kill_runs(
             problem,
             program,

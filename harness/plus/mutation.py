@@ -153,6 +153,15 @@ def _mutate_text(value: str, domain: Domain, rng: random.Random) -> str:
     if value:
         start = rng.randrange(len(value))
         options.append(value + value[start : start + rng.randint(1, 4)])  # a repeated run
+    if " " in value.strip():  # a sentence or a list of words: edit it word by word too
+        words = value.split(" ")
+        position = rng.randrange(len(words))
+        options += [
+            " ".join(words[:position] + words[position + 1 :]),
+            " ".join(words[: position + 1] + words[position:]),
+            " ".join(words[::-1]),
+            " ".join(rng.sample(words, len(words))),
+        ]
     return rng.choice(options)
 
 
