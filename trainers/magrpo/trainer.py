@@ -38,7 +38,14 @@ from trainers.magrpo.harness_io import eval_metrics, harness_feedback, harness_s
 from trainers.magrpo.loss import policy_loss, sequence_kl, turn_weights_for
 from trainers.magrpo.returns import tree_returns
 from trainers.magrpo.roles import Roles
-from trainers.magrpo.rollout import Episode, FeedbackFn, RolloutSettings, Scorer, rollout
+from trainers.magrpo.rollout import (
+    Episode,
+    FeedbackFn,
+    Node,
+    RolloutSettings,
+    Scorer,
+    rollout,
+)
 from trainers.magrpo.targets import Target, all_targets
 
 MICRO_BATCH = 8  # sequences per forward pass inside a minibatch (bounds activation memory)
@@ -295,8 +302,9 @@ class MAGRPOTrainer:
     def _reward_metrics(self, episodes: list[Episode]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         num_turns = self.settings.num_turns
-        nodes, returns = [], []
-        for e in episodes:  # the joint returns (no KL), as the advantages see them
+        nodes: list[Node] = []
+        returns: list[float | None] = []
+        for e in episodes:  # joint returns, before any agent's KL penalty
             nodes += e.nodes
             returns += tree_returns(
                 [n.reward for n in e.nodes],
