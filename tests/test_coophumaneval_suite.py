@@ -27,8 +27,14 @@ def test_loads_fixture_as_problems() -> None:
         ("candidate([1, 2, 3])",),
         "assert v[0] == 14",
     )
-    # The loop check of problem 1 cannot be lifted: it runs in the sandbox.
-    assert [c.mode for c in problems[1].cases] == ["compare"] * 3 + ["sandbox"]
+    # The loop check of problem 1 runs over literal values: one compare case per value.
+    assert [(c.case_id, c.mode) for c in problems[1].cases] == [
+        ("case_0", "compare"),
+        ("case_1", "compare"),
+        ("case_2", "compare"),
+        ("case_3_0", "compare"),
+        ("case_3_1", "compare"),
+    ]
     assert not any(p.defects for p in problems)
 
 
