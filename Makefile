@@ -2,7 +2,7 @@
 PYTHON ?= python3
 OUT ?= out
 
-.PHONY: setup eval test lint bench
+.PHONY: setup eval test test-slow lint bench
 setup: .codeeval-setup
 .codeeval-setup: pyproject.toml
 	# CPU PyTorch first, so the extras below do not pull a CUDA build.
@@ -19,8 +19,11 @@ eval: setup  ## SmolLM2-135M on HumanEval, offline
 	$(PYTHON) -m pytest --llm-eval humaneval --llm-model smollm2-135m -n auto --llm-out $(OUT) -p no:cacheprovider -q; \
 	status=$$?; [ $$status -eq 1 ] && echo "(pytest exit 1: failed samples are the model's score; see the table above)" && status=0; exit $$status
 
-test: setup  ## the project's own tests
-	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -n 2 -q --durations=15
+test: setup  ## the project's own tests (the slow tier is `make test-slow`)
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -n 2 -q -m "not slow" --durations=15
+
+test-slow: setup  ## end-to-end runs of real models and trainers (CI runs it after `make test`)
+	OMP_NUM_THREADS=1 $(PYTHON) -m pytest -n 2 -q -m slow --durations=15
 
 lint: setup
 	ruff check . && ruff format --check .
