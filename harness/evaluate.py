@@ -11,7 +11,6 @@ reward, ``analyzers``, ``reward``, ``reward_parts`` and ``feedback``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import os
@@ -83,19 +82,21 @@ def evaluate(
     if reward_config is not None and reward_config.memory_limit:
         memory_mb = reward_config.memory_limit  # the reward's evaluation limits bind the sandbox
     cap = reward_config.test_timeout if reward_config is not None else None
-    sandbox_settings = SandboxSettings(memory_mb=memory_mb)
+    out = (Path(out_dir) if out_dir is not None else _default_out_dir()).resolve()
+    root = out / "suite"
+    root.mkdir(parents=True, exist_ok=True)
+    # The sandbox that probes and calibrates is the one the suite runs in (its folder hidden).
+    sandbox_settings = SandboxSettings(memory_mb=memory_mb, hide_paths=(str(root),))
     check_sandbox(sandbox_settings)  # SandboxUnusable: one message, why and what to do
     sandbox = shared_sandbox(sandbox_settings)
     needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
     timed = prepare_problems(
         problems, sandbox, coverage=needs_coverage, override_s=timeout_s, cap_s=cap
     )
-    out = Path(out_dir) if out_dir is not None else _default_out_dir(timed)
     settings = SuiteSettings(
         memory_mb=memory_mb,
         coverage=bool(reward_config is not None and reward_config.needs_coverage),
     )
-    root = out / "suite"
     compiled = compile_suite(timed, _unique_ids(samples), root, settings)
     if workers or pytest_session:
         _forget_modules(compiled.rewritten)
@@ -221,10 +222,11 @@ def _unique_ids(samples: Sequence[Sample]) -> list[Sample]:
     return result
 
 
-def _default_out_dir(problems: Sequence[Problem]) -> Path:
-    digest = hashlib.sha256(json.dumps([p.fingerprint() for p in problems]).encode()).hexdigest()[
-        :12
-    ]
-    # One folder per problem set and process: later calls reuse it (warm pytest caches), and
-    # concurrent processes never write into each other's suite.
-    return Path(tempfile.gettempdir()) / f"codeeval-{os.getuid()}" / f"eval-{digest}-{os.getpid()}"
+def _default_out_dir() -> Path:
+    """One folder per process, reused by every call.
+
+    Its suite folder is hidden from its own fork server, so a trainer's batches all run on one
+    warm server (a folder per problem set would start a server per set); an unchanged module
+    is not rewritten, and concurrent processes never write into each other's suite.
+    """
+    return Path(tempfile.gettempdir()) / f"codeeval-{os.getuid()}" / f"eval-{os.getpid()}"

@@ -68,12 +68,22 @@ _sandboxes: dict[SandboxSettings, Sandbox] = {}
 _sandbox_lock = threading.Lock()
 
 
+_MAX_SHARED_SANDBOXES = 4
+
+
 def shared_sandbox(settings: SandboxSettings) -> Sandbox:
-    """One sandbox (one fork server) per process and settings, reused by every suite."""
+    """One sandbox (one fork server) per process and settings, reused by every suite.
+
+    At most a few stay open (the least recently used is closed): a trainer scores batches
+    in many suite folders, and each folder is hidden from its own sandbox. A closed sandbox
+    that is used again simply starts a new server.
+    """
     with _sandbox_lock:
-        if settings not in _sandboxes:
-            _sandboxes[settings] = Sandbox(settings)
-        return _sandboxes[settings]
+        sandbox = _sandboxes.pop(settings, None) or Sandbox(settings)
+        _sandboxes[settings] = sandbox  # most recently used last
+        while len(_sandboxes) > _MAX_SHARED_SANDBOXES:
+            _sandboxes.pop(next(iter(_sandboxes))).close()
+        return sandbox
 
 
 class LoadedSuite:
@@ -97,6 +107,7 @@ class LoadedSuite:
                 self.sample_ids.setdefault(row["task_id"], []).append(row["sample_id"])
         self._executions: dict[tuple[str, str], SampleExecution] = {}
         self._tickets: dict[tuple[str, str], int] = {}  # submitted to the sandbox, not collected
+        self._sandbox: Sandbox | None = None
         self.sandbox_settings = SandboxSettings(
             memory_mb=int(self.settings.get("memory_mb", 1024)),
             hide_paths=tuple(self.settings.get("hide_paths", ())) + (str(self.root),),
@@ -108,12 +119,17 @@ class LoadedSuite:
         The fork server runs them one after another while this process judges and reports
         the current one. Samples already run or queued are skipped.
         """
-        sandbox = None
         for key in keys:
             if key in self._executions or key in self._tickets or key not in self.programs:
                 continue
-            sandbox = sandbox or shared_sandbox(self.sandbox_settings)
-            self._tickets[key] = sandbox.submit(self._request(key))
+            self._tickets[key] = self.sandbox.submit(self._request(key))
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """This suite's sandbox (kept: its tickets belong to it)."""
+        if self._sandbox is None:
+            self._sandbox = shared_sandbox(self.sandbox_settings)
+        return self._sandbox
 
     def _request(self, key: tuple[str, str]) -> SampleRequest:
         return build_request(
@@ -125,11 +141,10 @@ class LoadedSuite:
         key = (task_id, sample_id)
         if key in self._executions:
             return self._executions[key], False
-        sandbox = shared_sandbox(self.sandbox_settings)
         ticket = self._tickets.pop(key, None)
         if ticket is None:
-            ticket = sandbox.submit(self._request(key))
-        execution = sandbox.collect(ticket)
+            ticket = self.sandbox.submit(self._request(key))
+        execution = self.sandbox.collect(ticket)
         self._executions[key] = execution
         return execution, True
 

@@ -65,7 +65,12 @@ class EvalSession:
         memory_mb = getattr(reward_config, "memory_limit", None) or config.getoption(
             "llm_memory_mb"
         )
-        sandbox = shared_sandbox(usable_sandbox_settings(memory_mb))
+        # The sandbox that probes and calibrates is the one the run uses: the same settings
+        # (the data folder and the suite hidden), so -n 0 starts one fork server, not three.
+        data_dir = config.getoption("llm_data_dir")
+        self.root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
+        hide = (*([data_dir] if data_dir else []), str(self.root))
+        sandbox = shared_sandbox(usable_sandbox_settings(memory_mb, hide))
         needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
         override = config.getoption("llm_timeout")
         cap = getattr(reward_config, "test_timeout", None)
@@ -75,7 +80,7 @@ class EvalSession:
         settings = SuiteSettings(
             memory_mb=memory_mb,
             coverage=needs_coverage,
-            hide_paths=[p for p in [config.getoption("llm_data_dir")] if p],
+            hide_paths=[data_dir] if data_dir else [],
             reward=reward,
             extra={
                 "suites": config.getoption("llm_eval").split(","),
@@ -255,12 +260,12 @@ class EvalSession:
             tr.write_line("per-case failure messages: results.jsonl (or here with --tb=line -rf)")
 
 
-def usable_sandbox_settings(memory_mb: int) -> Any:
+def usable_sandbox_settings(memory_mb: int, hide_paths: tuple[str, ...] = ()) -> Any:
     """Sandbox settings whose real fork server has been seen to work (else a usage error)."""
     from harness.sandbox import SandboxSettings
     from harness.sandbox.probe import SandboxUnusable, check_sandbox
 
-    settings = SandboxSettings(memory_mb=memory_mb)
+    settings = SandboxSettings(memory_mb=memory_mb, hide_paths=hide_paths)
     try:
         check_sandbox(settings)
     except SandboxUnusable as exc:

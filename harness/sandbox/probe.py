@@ -159,6 +159,7 @@ def probe():
 
 
 def _probe(settings: SandboxSettings) -> ProbeResult:
+    from harness.runtime import shared_sandbox
     from harness.sandbox.sandbox import Sandbox
 
     # The probe checks what the child can see, not the caller's limits: numpy's import must
@@ -171,7 +172,11 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
     )
     checks = _checks()
     start = time.monotonic()
-    with Sandbox(probe_settings) as sandbox:
+    # With the caller's own settings the probe runs on the process's shared fork server (the
+    # one the run will use), so probing costs no extra server start.
+    shared = probe_settings == settings
+    sandbox = shared_sandbox(settings) if shared else Sandbox(probe_settings)
+    try:
         uses_bwrap = sandbox.uses_bwrap
         markers = _markers() if uses_bwrap else []
         program = f"CHECKS = {checks!r}\nMARKERS = {markers!r}\n{PROGRAM}"
@@ -179,6 +184,9 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
         result = sandbox.run(
             SampleRequest(program, "probe", (case,), budget_s=PROBE_TIMEOUT_S, seed=0)
         )
+    finally:
+        if not shared:
+            sandbox.close()
     duration = time.monotonic() - start
     head = (
         "codeeval sandbox: bubblewrap is installed but"

@@ -93,8 +93,12 @@ class Sandbox:
             pass
 
     def close(self) -> None:
-        """Stop the fork server (it also stops by itself when this process goes away)."""
-        self._stop()
+        """Stop the fork server (it also stops by itself when this process goes away).
+
+        It is killed, not asked to finish: it holds nothing worth flushing, and a run that
+        ends should not wait for interpreters to tear down.
+        """
+        self._stop(now=True)
         if self._work_root:
             shutil.rmtree(self._work_root, ignore_errors=True)
             self._work_root = None
