@@ -35,6 +35,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
+from harness.memo import DiskMemo, source_version
 from harness.records import CheckCase
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -45,13 +46,29 @@ class CheckSplitError(ValueError):
     """The test source has no usable ``check`` function."""
 
 
+_MEMO = DiskMemo("split_check", source_version(__file__))
+
+
 def split_check(
     test_source: str, candidate_names: tuple[str, ...] = ("candidate",)
 ) -> tuple[str, tuple[CheckCase, ...]]:
     """Return ``(test_setup, cases)`` for a module that defines ``def check(candidate): ...``.
 
     ``test_setup`` is the module without the ``check`` function (imports, helpers, constants).
+    Results are kept on disk between runs (keyed by the source and this module's own code).
     """
+    key = DiskMemo.key(test_source, list(candidate_names))
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit[0], tuple(CheckCase(**{**c, "calls": tuple(c["calls"])}) for c in hit[1])
+    test_setup, cases = _split_check(test_source, candidate_names)
+    _MEMO.put(key, [test_setup, [dataclasses.asdict(c) for c in cases]])
+    return test_setup, cases
+
+
+def _split_check(
+    test_source: str, candidate_names: tuple[str, ...]
+) -> tuple[str, tuple[CheckCase, ...]]:
     try:
         module = ast.parse(test_source)
     except SyntaxError as exc:

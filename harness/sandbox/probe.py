@@ -43,7 +43,10 @@ STDLIB_CHECKS = (
     ("zipfile", "ZipFile"),
     ("decimal", "Decimal"),
 )
-OPTIONAL_CHECKS = (("numpy", "ndarray"),)  # checked only when installed outside
+# Installed packages, checked only when installed outside: found and readable as files (their
+# package file and the extension modules beside it), not imported: numpy's import alone costs
+# more than the rest of the probe, and reading its files shows the same visibility.
+OPTIONAL_CHECKS = (("numpy", "__file__"),)
 PROBE_TIMEOUT_S = 60.0  # a cold start on two shared cores, numpy's import included
 
 
@@ -138,12 +141,31 @@ def _markers() -> list[str]:
 
 
 PROGRAM = """
-import importlib, os
+import importlib, importlib.util, os
+def readable(name):
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin:
+        raise ModuleNotFoundError(f"No module named {name!r}")
+    folders = list(spec.submodule_search_locations or ())
+    files = [spec.origin] + [
+        entry.path
+        for folder in folders
+        for sub in (folder, os.path.join(folder, "_core"))
+        if os.path.isdir(sub)
+        for entry in os.scandir(sub)
+        if entry.name.endswith(".so")
+    ][:3]
+    for path in files:
+        with open(path, "rb") as fh:
+            fh.read(1)
 def probe():
     failed = {}
     for name, attr in CHECKS:
         try:
-            getattr(importlib.import_module(name), attr)
+            if attr == "__file__":
+                readable(name)
+            else:
+                getattr(importlib.import_module(name), attr)
         except BaseException as exc:
             failed[name] = type(exc).__name__ + ": " + str(exc)[:300]
     seen = []

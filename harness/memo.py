@@ -1,0 +1,81 @@
+"""A small on-disk memo for pure functions of source text (kept between runs).
+
+Loading a benchmark splits every check with ``ast`` (HumanEval: 164 problems, a third of a
+second), on every run, though the benchmark never changes. A :class:`DiskMemo` keeps such
+results in one JSON file in the cache folder, keyed by a hash of the inputs and invalidated
+by a version (the hash of the code that computes them). It is written once, at exit, and only
+when something new was added; a missing or broken file is just an empty memo.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from harness.paths import cache_dir
+
+
+class DiskMemo:
+    """``key -> JSON value`` for one function, stored as ``cache_dir()/memo-<name>.json``."""
+
+    def __init__(self, name: str, version: str) -> None:
+        self.name = name
+        self.version = version
+        self._entries: dict[str, Any] | None = None
+        self._dirty = False
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(*parts: Any) -> str:
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            return self._load().get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._load()[key] = value
+            if not self._dirty:
+                self._dirty = True
+                atexit.register(self.save)
+
+    @property
+    def path(self) -> Path:
+        return cache_dir() / f"memo-{self.name}.json"
+
+    def save(self) -> None:
+        with self._lock:
+            if not self._dirty or self._entries is None:
+                return
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+                partial.write_text(json.dumps({"version": self.version, "entries": self._entries}))
+                partial.replace(self.path)
+            except OSError:
+                pass  # a read-only cache only costs time
+            self._dirty = False
+
+    def _load(self) -> dict[str, Any]:
+        if self._entries is None:
+            try:
+                data = json.loads(self.path.read_text())
+                ok = type(data) is dict and data.get("version") == self.version
+                self._entries = data["entries"] if ok and type(data["entries"]) is dict else {}
+            except (OSError, ValueError, KeyError):
+                self._entries = {}
+        return self._entries
+
+
+def source_version(*files: str) -> str:
+    """A version that changes whenever one of ``files`` (the computing code) changes."""
+    digest = hashlib.sha256()
+    for name in files:
+        digest.update(Path(name).read_bytes())
+    return digest.hexdigest()[:16]
