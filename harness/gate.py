@@ -23,8 +23,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 MCNEMAR = "exact McNemar (one-sided binomial test on discordant pairs)"
 BOOTSTRAP = "paired bootstrap over problems (one-sided, centred)"
 
@@ -76,7 +74,7 @@ def mean_rate(results: Mapping[str, ProblemResult]) -> float:
     """Mean per-problem pass@1 (0.0 for no problems)."""
     if not results:
         return 0.0
-    return float(np.mean([r.rate for r in results.values()]))
+    return math.fsum(r.rate for r in results.values()) / len(results)
 
 
 def mcnemar_p(improved: int, regressed: int) -> float:
@@ -106,6 +104,8 @@ def bootstrap_p(diffs: Iterable[float], resamples: int = 10_000, seed: int = 0) 
     bootstrap distribution of the mean of the centred differences; the p-value is the share of
     it at or below the observed mean (with the usual +1 correction so it is never 0).
     """
+    import numpy as np  # here: the gate of a run without a baseline never needs it
+
     d = np.asarray(list(diffs), dtype=float)
     if d.size == 0:
         return 1.0
@@ -202,10 +202,10 @@ def compare_suite(
         verdict.baseline_pass1 = mean_rate(baseline)
         verdict.reasons.append("no problem in common with the baseline: nothing was compared")
         return verdict
-    base = np.array([baseline[t].rate for t in common])
-    cur = np.array([current[t].rate for t in common])
-    verdict.baseline_pass1 = float(base.mean())
-    verdict.drop = float(base.mean() - cur.mean())
+    base = [baseline[t].rate for t in common]
+    cur = [current[t].rate for t in common]
+    verdict.baseline_pass1 = math.fsum(base) / len(base)
+    verdict.drop = verdict.baseline_pass1 - math.fsum(cur) / len(cur)
     for task, b, c in zip(common, base, cur, strict=True):
         if c < b:
             verdict.regressed.append(ProblemChange(task, float(b), float(c)))
@@ -217,7 +217,8 @@ def compare_suite(
         verdict.p_value = mcnemar_p(len(verdict.improved), len(verdict.regressed))
     else:
         verdict.test = BOOTSTRAP
-        verdict.p_value = bootstrap_p(cur - base, resamples=resamples, seed=seed)
+        diffs = [c - b for b, c in zip(base, cur, strict=True)]
+        verdict.p_value = bootstrap_p(diffs, resamples=resamples, seed=seed)
     verdict.significant = verdict.p_value < 1.0 - confidence
     # A tiny epsilon so that a drop equal to the tolerance (up to float noise) passes.
     if verdict.drop > max_drop + 1e-12 and verdict.significant:
