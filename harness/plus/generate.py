@@ -51,7 +51,7 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 8  # part of the cache key: bump when generation changes what it produces
+VERSION = 9  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 POOL_MUTATIONS = 160
@@ -145,10 +145,8 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
 
     sources = mutants(program, MAX_MUTANTS, seed)
     stats["mutants"] = len(sources)
-    chosen, killers = _choose(problem, program, sources, valid, sandbox, count, budget, stats)
-    chosen = _shrunk(
-        problem, program, sources, chosen, killers, domains, allowed, sandbox, budget, valid
-    )
+    chosen, killers = _choose(problem, program, sources, valid, sandbox, count, stats)
+    chosen = _shrunk(problem, program, sources, chosen, killers, domains, allowed, sandbox, valid)
     final = _valid_runs(problem, program, chosen, sandbox, budget)
     cases: list[CheckCase] = []
     for args, run in final[:count]:
@@ -206,14 +204,20 @@ def _choose(
     valid: list[tuple[tuple[Any, ...], Run]],
     sandbox: Sandbox,
     count: int,
-    budget: float,
     stats: dict[str, Any],
 ) -> tuple[list[tuple[Any, ...]], dict[str, tuple[int, ...]]]:
     """Up to ``count`` inputs, and for each mutant-killing one the mutants it was chosen for."""
     ordered = sorted(valid, key=lambda item: size(item[0]))
     probe = _spread(ordered, _kill_inputs(valid, len(sources)))
-    alarm = max(0.02, min(budget, 0.25))
-    kills = kill_runs(problem, program, sources, [a for a, _ in probe], sandbox, alarm_s=alarm)
+    kills = kill_runs(
+        problem,
+        program,
+        sources,
+        [a for a, _ in probe],
+        sandbox,
+        alarm_s=_alarm(valid),
+        spend_s=KILL_BUDGET_S,
+    )
     killed_by = {repr(a): k or frozenset() for (a, _), k in zip(probe, kills, strict=False)}
     chosen: list[tuple[Any, ...]] = []
     killers: dict[str, tuple[int, ...]] = {}
@@ -250,6 +254,12 @@ def _kill_inputs(valid: list[tuple[tuple[Any, ...], Run]], mutant_count: int) ->
     mean = sum(run.duration_s for _, run in valid) / max(1, len(valid))
     affordable = KILL_BUDGET_S / max(mean * (mutant_count + 1), 1e-9)
     return int(max(MIN_KILL_INPUTS, min(MAX_KILL_INPUTS, affordable)))
+
+
+def _alarm(valid: list[tuple[tuple[Any, ...], Run]]) -> float:
+    """A mutant's time limit per input: 20 times the reference's slowest, 0.02 s to 0.25 s."""
+    slowest = max((run.duration_s for _, run in valid), default=0.0)
+    return max(0.02, min(0.25, 20 * slowest))
 
 
 def _spread(items: list[Any], limit: int) -> list[Any]:
@@ -334,7 +344,6 @@ def _shrunk(
     domains: Sequence[Domain],
     allowed: Contract,
     sandbox: Sandbox,
-    budget: float,
     valid: list[tuple[tuple[Any, ...], Run]],
 ) -> list[tuple[Any, ...]]:
     """Each mutant-killing input made as small as keeps the reference answering and the mutants
@@ -358,7 +367,8 @@ def _shrunk(
             sources,
             [t for _, t in trials],
             sandbox,
-            alarm_s=max(0.02, min(budget, 0.25)),
+            alarm_s=_alarm(valid),
+            spend_s=KILL_BUDGET_S / SHRINK_ROUNDS,
             targets=[list(targets[key]) for key, _ in trials],
         )
         improved = False

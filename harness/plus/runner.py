@@ -92,11 +92,16 @@ def reference_runs(
 
 _DRIVER = '''
 
-def __plus_kills__(args, alarm_s, targets):
-    """Indices (of ``targets``) of the mutants whose answer differs from the reference's."""
+def __plus_kills__(args, alarm_s, targets, spend_s):
+    """Indices (of ``targets``) of the mutants whose answer differs from the reference's.
+
+    Mutants are skipped once this process has spent ``spend_s`` on them, and a mutant that
+    ran out of (or close to) its ``alarm_s`` twice is not tried again.
+    """
     import copy as _copy
     import math as _math
     import signal as _signal
+    import time as _time
 
     global __plus_functions__
     if __plus_functions__ is None:
@@ -135,8 +140,9 @@ def __plus_kills__(args, alarm_s, targets):
     try:
         for index in targets:
             function = __plus_functions__[index]
-            if function is None or late.get(index, 0) >= 2:
+            if function is None or late.get(index, 0) >= 2 or __plus_spent__[0] > spend_s:
                 continue
+            started = _time.perf_counter()
             try:
                 _signal.setitimer(_signal.ITIMER_REAL, alarm_s)
                 try:
@@ -145,10 +151,13 @@ def __plus_kills__(args, alarm_s, targets):
                     _signal.setitimer(_signal.ITIMER_REAL, 0)
                 differs = not _same(answer, reference)
             except _Late:
-                late[index] = late.get(index, 0) + 1
                 differs = True
             except BaseException:
                 differs = True
+            took = _time.perf_counter() - started
+            __plus_spent__[0] += took
+            if took > alarm_s / 2:
+                late[index] = late.get(index, 0) + 1
             if differs:
                 killed.append(index)
     finally:
@@ -165,12 +174,14 @@ def kill_runs(
     sandbox: Sandbox,
     *,
     alarm_s: float,
+    spend_s: float,
     targets: Sequence[Sequence[int]] | None = None,
 ) -> list[frozenset[int] | None]:
     """For each input, the mutants (indices into ``mutant_sources``) it tells from the reference.
 
-    ``targets`` limits which mutants each input is tried against (default: all). ``None`` for an
-    input where the reference itself raised or the batch case timed out.
+    ``targets`` limits which mutants each input is tried against (default: all); ``spend_s``
+    bounds the time spent on mutants in the batch. ``None`` for an input where the reference
+    itself raised or the batch case timed out.
     """
     if not inputs or not mutant_sources:
         return [frozenset() for _ in inputs]
@@ -181,10 +192,12 @@ def kill_runs(
         + f"__plus_sources__ = {list(mutant_sources)!r}\n"
         + "__plus_functions__ = None\n"
         + "__plus_late__ = {}\n"
+        + "__plus_spent__ = [0.0]\n"
     )
     everyone = list(range(len(mutant_sources)))
     calls = [
-        f"__plus_kills__({args!r}, {alarm_s!r}, {list(targets[i]) if targets else everyone!r})"
+        f"__plus_kills__({args!r}, {alarm_s!r}, "
+        f"{list(targets[i]) if targets else everyone!r}, {spend_s!r})"
         for i, args in enumerate(inputs)
     ]
     per_case = min(10.0, alarm_s * (len(mutant_sources) + 2) + 0.5)
