@@ -123,3 +123,24 @@ def test_cases_pass_reference_and_fail_skeleton(problems, index: int) -> None:
     failed = [v for k, v in outcome.items() if k.startswith("skeleton/")]
     assert failed and all(v.startswith("assertion: ") for v in failed)
     assert "tests failed; first: test_" in failed[0]
+
+
+@pytest.mark.slow
+def test_references_pass_through_the_real_sandbox(pytester: pytest.Pytester) -> None:
+    # Through the plugin, the fork server and (where installed) bubblewrap, as the dropped
+    # user: every reference passes unless it is a listed data defect. (With an interpreter in a
+    # folder the dropped user could not read, every one of them failed: their tests import
+    # unittest.)
+    out = pytester.path / "out"
+    result = pytester.runpytest(
+        "--llm-eval", "classeval", "--llm-samples", "canonical", "--llm-data-dir",
+        str(DATA_DIR.resolve()), "--llm-out", str(out), "-n", "2", "-q", "-p", "no:codeeval_gate",
+    )  # fmt: skip
+    summary = json.loads((out / "summary.json").read_text())
+    entry = summary["suites"]["classeval"]
+    assert entry["samples"] == 100
+    assert entry["failed"] == entry["timeout"] == entry["errors"] == 0, summary["data_errors"]
+    assert entry["passed"] + entry["data_errors"] == 100
+    assert entry["passed"] >= 80
+    assert "ClassEval_58" in {d["task_id"] for d in summary["data_errors"]}
+    assert result.ret == pytest.ExitCode.OK
