@@ -6,8 +6,10 @@
    minus inputs outside the problem's contract and the checks' own inputs.
 2. **Reference runs**, in the sandbox, twice (with different ``random`` seeds): an input is
    kept only where the reference returned both times, the same literal value, within the time
-   budget (``BUDGET_MULTIPLIER`` × its slowest original check, at least ``BUDGET_FLOOR_S``). No
-   expected value ever comes from a run that raised or timed out.
+   budget (``BUDGET_MULTIPLIER`` × its slowest original check, from ``BUDGET_FLOOR_S`` to
+   ``BUDGET_CAP_S``). No expected value ever comes from a run that raised or timed out. The
+   pool is tried in chunks until the reference has used ``POOL_BUDGET_S`` (a slow reference,
+   MBPP's O(n²) amicable numbers, gets fewer candidates, not minutes of generation).
 3. **Choice.** Inputs that tell the reference from its AST mutants
    (:mod:`harness.plus.mutants`) come first (greedy: each new input kills the most mutants not
    yet killed), then inputs with features the checks rarely have (empty, zero, negative,
@@ -51,9 +53,12 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 9  # part of the cache key: bump when generation changes what it produces
+VERSION = 10  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
+BUDGET_CAP_S = 1.0  # no plus input may take the reference longer than this
+POOL_BUDGET_S = 6.0  # reference time spent on the pool, per problem (then the rest is left)
+POOL_CHUNK = 48
 POOL_MUTATIONS = 160
 POOL_HYPOTHESIS = 160
 MAX_MUTANTS = 30
@@ -138,7 +143,8 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
     budget = _budget(problem, program, sandbox)
     stats["budget_s"] = round(budget, 4)
     inputs = list(candidates.values())
-    valid = _valid_runs(problem, program, inputs, sandbox, budget)
+    random.Random(f"{problem.task_id}|{seed}|pool").shuffle(inputs)
+    valid = _valid_runs(problem, program, inputs, sandbox, budget, POOL_BUDGET_S)
     stats["valid"] = len(valid)
     if not valid:
         return PlusResult((), stats, "the reference answered no generated input")
@@ -164,7 +170,7 @@ def _budget(problem: Problem, program: str, sandbox: Sandbox) -> float:
     calls = [call for case in problem.cases if case.mode == "compare" for call in case.calls]
     runs = run_batch(problem, program, calls[:50], sandbox, timeout_s=5.0) if calls else []
     slowest = max((r.duration_s for r in runs if r.status == "ok"), default=0.0)
-    return max(BUDGET_FLOOR_S, BUDGET_MULTIPLIER * slowest)
+    return min(BUDGET_CAP_S, max(BUDGET_FLOOR_S, BUDGET_MULTIPLIER * slowest))
 
 
 def _valid_runs(
@@ -173,9 +179,24 @@ def _valid_runs(
     inputs: Sequence[tuple[Any, ...]],
     sandbox: Sandbox,
     budget: float,
+    spend_s: float | None = None,
 ) -> list[tuple[tuple[Any, ...], Run]]:
-    """``(input, run)`` where the reference returned the same literal twice within budget."""
-    first = reference_runs(problem, program, inputs, sandbox, timeout_s=budget, seed=0)
+    """``(input, run)`` where the reference returned the same literal twice within budget.
+
+    With ``spend_s`` the inputs go to the sandbox in chunks, and no new chunk starts once the
+    reference has used that much time (the inputs left are not used).
+    """
+    first: list[Run] = []
+    spent = 0.0
+    step = POOL_CHUNK if spend_s is not None else max(1, len(inputs))
+    for start in range(0, len(inputs), step):
+        if spend_s is not None and spent > spend_s:
+            break
+        runs = reference_runs(
+            problem, program, inputs[start : start + step], sandbox, timeout_s=budget, seed=0
+        )
+        spent += sum(min(run.duration_s, budget) for run in runs)
+        first += runs
     ok = [i for i, run in enumerate(first) if _usable(run, budget)]
     again = reference_runs(
         problem, program, [inputs[i] for i in ok], sandbox, timeout_s=budget, seed=1
