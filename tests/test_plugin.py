@@ -256,3 +256,26 @@ def test_xdist_workers_give_the_same_rows_as_one_process(
 
     assert verdicts(here) == verdicts(workers)
     assert all(row["execution"].get("stdout") is not None for row in workers.values())
+
+
+@pytest.mark.bwrap
+def test_a_broken_sandbox_stops_the_session_with_one_message(pytester: pytest.Pytester) -> None:
+    # Bubblewrap is present but cannot start the server (the interpreter is hidden from it):
+    # one usage error that says why and what to do, not a column of infrastructure errors.
+    from harness.sandbox import bwrap_available
+
+    if not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    import os
+    import sys
+
+    out = pytester.path / "out"
+    result = pytester.runpytest_subprocess(
+        "--llm-eval", "humaneval", "--llm-split", "test[:2]", "--llm-samples", "canonical",
+        "--llm-data-dir", os.path.realpath(sys.executable), "--llm-out", str(out),
+        "-p", "no:codeeval_gate",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if "bubblewrap" in line]
+    assert len(errors) == 1 and "CODEEVAL_SANDBOX=nobwrap" in errors[0], result.stderr.str()
+    assert not (out / "results.jsonl").exists()
