@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
-from harness.paths import cache_dir
+from harness.paths import cache_dir, write_cache_file
 from harness.records import CheckCase, Problem
 from harness.runtime import build_request
 from harness.sandbox import SampleExecution, SampleRequest, Sandbox
@@ -343,10 +343,7 @@ def write_cache(entries: dict[str, dict[str, Any]]) -> None:
     """Merge ``entries`` into the file (re-read first: another run may have added its own)."""
     path = cache_path()
     merged = {**read_cache(), **entries}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"format": CACHE_FORMAT, "entries": merged}))
-    tmp.replace(path)
+    write_cache_file(path, json.dumps({"format": CACHE_FORMAT, "entries": merged}))
 
 
 def _to_entry(calibration: Calibration) -> dict[str, Any]:

@@ -12,12 +12,11 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
-from harness.paths import cache_dir
+from harness.paths import cache_dir, write_cache_file
 
 
 class DiskMemo:
@@ -53,13 +52,9 @@ class DiskMemo:
         with self._lock:
             if not self._dirty or self._entries is None:
                 return
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                partial = self.path.with_suffix(f".{os.getpid()}.tmp")
-                partial.write_text(json.dumps({"version": self.version, "entries": self._entries}))
-                partial.replace(self.path)
-            except OSError:
-                pass  # a read-only cache only costs time
+            write_cache_file(
+                self.path, json.dumps({"version": self.version, "entries": self._entries})
+            )
             self._dirty = False
 
     def _load(self) -> dict[str, Any]:

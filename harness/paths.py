@@ -13,3 +13,21 @@ def cache_dir() -> Path:
     everything in it can be deleted and is rebuilt on the next run.
     """
     return Path(os.environ.get("CODEEVAL_CACHE") or Path.home() / ".cache" / "codeeval")
+
+
+def write_cache_file(path: Path, data: bytes | str) -> bool:
+    """Write a cache file whole or not at all (another process may read it meanwhile).
+
+    Returns False when it could not be written: a read-only cache only costs time.
+    """
+    partial = path.with_suffix(f"{path.suffix}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            partial.write_text(data)
+        else:
+            partial.write_bytes(data)
+        partial.replace(path)
+    except OSError:
+        return False
+    return True

@@ -21,7 +21,6 @@ import ast
 import contextlib
 import hashlib
 import marshal
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from _pytest._code import ExceptionInfo
 from _pytest.assertion import util as assertion_util
 from _pytest.outcomes import Exit
 
+from harness.paths import cache_dir, write_cache_file
 from harness.records import Problem
 from harness.sandbox import CaseExecution, SampleExecution
 
@@ -248,17 +248,9 @@ def _rewritten_code(path: Path) -> CodeType:
     tree = ast.parse(source, filename=str(path))
     rewrite_asserts(tree, source, str(path), None)
     code = compile(tree, str(path), "exec", dont_inherit=True)
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(code))
-        partial.replace(cached)
-    except OSError:
-        pass  # a read-only cache only costs time
+    write_cache_file(cached, marshal.dumps(code))
     return code
 
 
 def _code_cache_dir() -> Path:
-    from harness.paths import cache_dir
-
     return cache_dir() / "checks"
