@@ -41,6 +41,8 @@ class EvalSession:
             self.settings = self._build_suite()
         self.problems = _read_problems(self.root)
         self.samples = _read_jsonl(self.root / SAMPLES_FILE)
+        self._samples_by_key = {(s["task_id"], s["sample_id"]): s for s in self.samples}
+        self._built: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
         if config.args_source == pytest.Config.ArgsSource.ARGS:
             config.args.append(str(self.root))
         else:
@@ -174,6 +176,8 @@ class EvalSession:
             if report.when == "call" or report.failed:
                 for case_id, status, message, duration in props["cases"]:
                     outcomes.cases[case_id] = CaseOutcome(case_id, status, message, duration)
+                # The row is built now, while the controller waits for workers, not at the end.
+                self._built[key] = self._row(key, outcomes)
             return
         if "case_id" not in props:  # a sample item that failed before judging its cases
             return
@@ -188,14 +192,21 @@ class EvalSession:
         )
 
     # -- writing results ------------------------------------------------------------------------
+    def _row(self, key: tuple[str, str], outcomes: SampleOutcomes) -> tuple[dict[str, Any], str]:
+        """The results.jsonl row of a sample, and its JSON text when no reward will change it."""
+        row = build_row(self.problems[key[0]], outcomes, self._samples_by_key.get(key, {}))
+        return row, "" if self.settings.get("reward") else json.dumps(row)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        samples_by_key = {(s["task_id"], s["sample_id"]): s for s in self.samples}
-        rows = []
-        for key, outcomes in self.outcomes.items():
-            problem = self.problems[key[0]]
-            rows.append(build_row(problem, outcomes, samples_by_key.get(key, {})))
-        rows.sort(key=lambda r: (r["suite"], _natural(r["task_id"]), _natural(r["sample_id"])))
+        built = [
+            self._built.get(key) or self._row(key, outcomes)
+            for key, outcomes in self.outcomes.items()
+        ]
+        built.sort(
+            key=lambda b: (b[0]["suite"], _natural(b[0]["task_id"]), _natural(b[0]["sample_id"]))
+        )
+        rows = [row for row, _ in built]
         reward = self.settings.get("reward")
         if reward:
             from harness.reward import load_reward_config, score_rows
@@ -211,8 +222,10 @@ class EvalSession:
         self.rows, self.summary = rows, summary
         self.out_dir.mkdir(parents=True, exist_ok=True)
         with open(self.out_dir / "results.jsonl", "w") as fh:
-            for row in rows:
-                fh.write(json.dumps(row) + "\n")
+            if reward:
+                fh.writelines(json.dumps(row) + "\n" for row in rows)
+            else:
+                fh.writelines(text + "\n" for _, text in built)
         self._write_summary()
         self.config.hook.pytest_llm_results(
             config=self.config, rows=rows, summary=summary, out_dir=self.out_dir

@@ -242,7 +242,7 @@ class Sandbox:
             ticket = next(self._ids)
             self._pending[ticket] = (request, None)
             try:
-                if self._proc is None or self._proc.poll() is not None:
+                if not self._server_alive():
                     if self._proc is not None:
                         self.restarts += 1
                         del self._pending[ticket]
@@ -258,6 +258,12 @@ class Sandbox:
             except InfraError as exc:
                 self._fail_pending(str(exc))
             return ticket
+
+    def _server_alive(self) -> bool:
+        # The reader sees the end of the channel before the process can be reaped: both count.
+        if self._proc is None or self._reader is None or self._reader.failure is not None:
+            return False
+        return self._proc.poll() is None
 
     def collect(self, ticket: int) -> SampleExecution:
         """The execution of a submitted sample (waits for it); never raises for the sample."""
