@@ -139,19 +139,15 @@ def _run_session(root: Path, out: Path, workers: int, quiet: bool) -> list[dict[
 
 def _judge_here(root: Path) -> list[dict[str, Any]]:
     """The rows of a compiled suite, judged in this process (no pytest session)."""
-    from harness.compile import SAMPLES_FILE
-    from harness.results import CaseOutcome, SampleOutcomes, build_row
-    from harness.runtime import loaded_suite
+    from harness.results import SampleOutcomes, build_row, execution_record
+    from harness.runtime import READ_AHEAD, loaded_suite
     from harness.verdicts import case_functions, judge_sample, load_check_module
-    from plugin.items import READ_AHEAD, execution_record
 
     suite = loaded_suite(root)
-    with open(root / SAMPLES_FILE) as fh:
-        sample_rows = [json.loads(line) for line in fh if line.strip()]
-    keys = [(row["task_id"], row["sample_id"]) for row in sample_rows]
+    keys = [(row["task_id"], row["sample_id"]) for row in suite.sample_rows]
     functions = {}
     rows = []
-    for index, (key, sample) in enumerate(zip(keys, sample_rows, strict=True)):
+    for index, (key, sample) in enumerate(zip(keys, suite.sample_rows, strict=True)):
         suite.plan(keys[index : index + READ_AHEAD + 1])
         problem = suite.problems[key[0]]
         if key[0] not in functions:
@@ -160,15 +156,7 @@ def _judge_here(root: Path) -> list[dict[str, Any]]:
         execution, _ = suite.execution_with_retry(*key)
         outcomes = SampleOutcomes(problem.suite, key[0], key[1])
         outcomes.execution = execution_record(execution)
-        if execution.infra_error:
-            message = f"sandbox failure: {execution.infra_error}"
-            verdicts = [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
-        else:
-            verdicts = [
-                CaseOutcome(v.case_id, v.status, v.message, v.duration_s)
-                for v in judge_sample(problem, functions[key[0]], execution)
-            ]
-        outcomes.cases = {v.case_id: v for v in verdicts}
+        outcomes.cases = {v.case_id: v for v in judge_sample(problem, functions[key[0]], execution)}
         rows.append(build_row(problem, outcomes, sample))
     return rows
 

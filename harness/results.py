@@ -35,6 +35,19 @@ class SampleOutcomes:
     execution: dict[str, Any] = field(default_factory=dict)
 
 
+def execution_record(execution: Any) -> dict[str, Any]:
+    """The sample-level facts of a sandbox execution, as a row's ``execution`` stores them."""
+    return {
+        "duration_s": execution.duration_s,
+        "max_rss_kb": execution.max_rss_kb,
+        "stdout": execution.stdout,
+        "stderr": execution.stderr,
+        "coverage": execution.coverage,
+        "notes": list(execution.notes),
+        "infra_error": execution.infra_error,
+    }
+
+
 def sample_status(problem: Problem, outcomes: SampleOutcomes) -> tuple[str, str | None]:
     """``(status, error_kind)`` of a sample from its case outcomes."""
     if problem.defects:

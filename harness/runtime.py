@@ -18,6 +18,7 @@ from harness.records import Problem, problem_from_json
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 
 DEFAULT_CASE_TIMEOUT_S = 5.0
+READ_AHEAD = 8  # samples queued on the fork server beyond the one being judged
 
 
 def build_request(
@@ -100,9 +101,11 @@ class LoadedSuite:
         self.module_paths = {t: module_path(root, p) for t, p in self.problems.items()}
         self.programs: dict[tuple[str, str], str] = {}
         self.sample_ids: dict[str, list[str]] = {}
+        self.sample_rows: list[dict[str, Any]] = []  # samples.jsonl, in its order
         with open(root / SAMPLES_FILE) as fh:
             for line in fh:
                 row = json.loads(line)
+                self.sample_rows.append(row)
                 self.programs[(row["task_id"], row["sample_id"])] = row["program"]
                 self.sample_ids.setdefault(row["task_id"], []).append(row["sample_id"])
         self._executions: dict[tuple[str, str], SampleExecution] = {}

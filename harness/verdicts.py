@@ -23,7 +23,6 @@ import hashlib
 import marshal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -35,6 +34,7 @@ from _pytest.outcomes import Exit
 
 from harness.paths import cache_dir, write_cache_file
 from harness.records import Problem
+from harness.results import CaseOutcome
 from harness.sandbox import CaseExecution, SampleExecution
 
 MAX_MESSAGE = 300
@@ -43,16 +43,6 @@ _EXPLANATION_LINES = 8
 
 class SandboxInfrastructureError(RuntimeError):
     """The sandbox could not run the sample: an error of the harness, not of the sample."""
-
-
-@dataclass
-class CaseVerdict:
-    """The trusted verdict of one check case for one sample."""
-
-    case_id: str
-    status: str  # passed | failed | timeout | error
-    message: str = ""
-    duration_s: float = 0.0
 
 
 class SampleCheck:
@@ -119,9 +109,15 @@ def judge_sample(
     problem: Problem,
     functions: Sequence[tuple[str, Callable[..., Any]]],
     execution: SampleExecution,
-) -> list[CaseVerdict]:
-    """Run every check function of the sample; one verdict per case, in the problem's order."""
-    verdicts = []
+) -> list[CaseOutcome]:
+    """Run every check function of the sample; one outcome per case, in the problem's order.
+
+    A sample the sandbox could not run (``infra_error``) gets ``error`` for every case.
+    """
+    if execution.infra_error:
+        message = f"sandbox failure: {execution.infra_error}"
+        return [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
+    outcomes = []
     with stable_assert_messages():
         for case_id, function in functions:
             report: dict[str, Any] = {}
@@ -130,19 +126,12 @@ def judge_sample(
             except (KeyboardInterrupt, Exit):
                 raise
             except BaseException as exc:  # noqa: B036 - a check may raise anything (its verdict)
-                verdicts.append(
-                    CaseVerdict(
-                        case_id,
-                        case_status(exc, report),
-                        failure_message(exc),
-                        float(report.get("case_duration_s", 0.0)),
-                    )
-                )
-                continue
-            verdicts.append(
-                CaseVerdict(case_id, "passed", "", float(report.get("case_duration_s", 0.0)))
-            )
-    return verdicts
+                status, message = case_status(exc, report), failure_message(exc)
+            else:
+                status, message = "passed", ""
+            duration = float(report.get("case_duration_s", 0.0))
+            outcomes.append(CaseOutcome(case_id, status, message, duration))
+    return outcomes
 
 
 def case_status(exc: BaseException, report: dict[str, Any]) -> str:

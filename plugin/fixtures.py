@@ -97,7 +97,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def sandbox(request: pytest.FixtureRequest, sample_id: str) -> SampleCheck:
     """Runs the sample (once per worker) in the sandbox and gives the test its case results."""
-    from plugin.items import execution_record
+    from harness.results import execution_record
 
     suite = suite_of(request.path)
     task_id = request.module.TASK_ID

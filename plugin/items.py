@@ -19,15 +19,20 @@ from typing import Any
 
 import pytest
 
-from harness.verdicts import CaseVerdict, case_functions, judge_sample, load_check_module
-
-READ_AHEAD = 8  # samples queued on the fork server beyond the one being judged
+from harness.results import CaseOutcome, execution_record
+from harness.runtime import READ_AHEAD
+from harness.verdicts import (
+    SandboxInfrastructureError,
+    case_functions,
+    judge_sample,
+    load_check_module,
+)
 
 
 class SampleFailed(Exception):
     """Some cases of the sample did not pass (the item's failure; details in the verdicts)."""
 
-    def __init__(self, verdicts: list[CaseVerdict]):
+    def __init__(self, verdicts: list[CaseOutcome]):
         super().__init__(f"{sum(v.status != 'passed' for v in verdicts)} case(s) did not pass")
         self.verdicts = verdicts
 
@@ -66,7 +71,7 @@ class SampleItem(pytest.Item):
         self.sample_id = sample_id
         self.siblings: list[SampleItem] = []
         self.index = 0
-        self.verdicts: list[CaseVerdict] = []
+        self.verdicts: list[CaseOutcome] = []
 
     @property
     def task_id(self) -> str:
@@ -90,17 +95,11 @@ class SampleItem(pytest.Item):
         if ran_here:
             report["execution"] = execution_record(execution)
         self.user_properties.append(("codeeval", report))
-        if execution.infra_error:
-            report["cases"] = [
-                [c.case_id, "error", f"sandbox failure: {execution.infra_error}", 0.0]
-                for c in problem.cases
-            ]
-            from harness.verdicts import SandboxInfrastructureError
-
-            raise SandboxInfrastructureError(execution.infra_error)
         functions = case_functions(problem, self.parent.obj)  # type: ignore[union-attr]
         self.verdicts = judge_sample(problem, functions, execution)
         report["cases"] = [[v.case_id, v.status, v.message, v.duration_s] for v in self.verdicts]
+        if execution.infra_error:
+            raise SandboxInfrastructureError(execution.infra_error)
         if any(v.status != "passed" for v in self.verdicts):
             raise SampleFailed(self.verdicts)
 
@@ -124,16 +123,3 @@ class SampleItem(pytest.Item):
             ]
             return "\n".join(lines)
         return super().repr_failure(excinfo)
-
-
-def execution_record(execution: Any) -> dict[str, Any]:
-    """The sample-level facts of an execution, as ``results.jsonl`` stores them."""
-    return {
-        "duration_s": execution.duration_s,
-        "max_rss_kb": execution.max_rss_kb,
-        "stdout": execution.stdout,
-        "stderr": execution.stderr,
-        "coverage": execution.coverage,
-        "notes": list(execution.notes),
-        "infra_error": execution.infra_error,
-    }
