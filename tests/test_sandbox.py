@@ -157,6 +157,8 @@ def test_coverage_of_solution_lines(sandbox: Sandbox) -> None:
 
 
 def test_server_restarts_after_it_is_killed(sandbox: Sandbox) -> None:
+    # Start the server first: under xdist this may be the first test to use the fixture.
+    assert sandbox.run(SampleRequest(ADD, "add", add_cases(1))).infra_error is None
     assert sandbox._proc is not None
     sandbox._proc.kill()
     sandbox._proc.wait()
