@@ -2,6 +2,7 @@
 
 ```
 codeeval report OUT_DIR [-o PAGE]        # OUT_DIR/report.html by default
+codeeval report RUN_DIR [-o PAGE]        # a trainer's output folder (its metrics.jsonl)
 codeeval compare RUN_A RUN_B [-o PAGE]   # each an out dir, a summary.json or a history run id
 codeeval history [--model M] [--suite S] [--limit N] [--json]
 ```
@@ -33,7 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="write the HTML report of a finished run")
-    rep.add_argument("out_dir", help="the run's out dir (with summary.json and results.jsonl)")
+    rep.add_argument(
+        "out_dir",
+        help="the run's out dir (with summary.json and results.jsonl), a history run id, or a "
+        "trainer's output folder (with metrics.jsonl): then a training report",
+    )
     rep.add_argument("-o", "--output", type=Path, help="the page to write (OUT_DIR/report.html)")
     cmp_ = sub.add_parser("compare", help="compare run B with run A, problem by problem")
     cmp_.add_argument("run_a", help="run A (the baseline): an out dir, a summary.json or a run id")
@@ -62,6 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(args: argparse.Namespace, history: History) -> int:
+    from harness.report.training import is_training_run, load_training_run, write_training_report
+
+    if is_training_run(args.out_dir):
+        training = load_training_run(args.out_dir)
+        page = write_training_report(training, args.output or training.folder / "report.html")
+        print(page)
+        return 0
     run = load_run(args.out_dir, history)
     target = args.output or Path(args.out_dir) / "report.html"
     write_report(run, target, history)

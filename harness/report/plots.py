@@ -131,6 +131,34 @@ def history_lines(series: Mapping[str, Sequence[tuple[str, int, float]]]) -> str
     return chart.data_uri()
 
 
+def step_lines(
+    title: str,
+    series: Mapping[str, Sequence[tuple[float, float]]],
+    y_label: str = "",
+) -> str:
+    """Metrics over training steps, one line per series; ``series``: name -> [(step, value)].
+    Non-finite values are left out (a trainer logs them as null), and so are magnitudes beyond
+    1e300, a diverged run's, whose axis arithmetic would overflow."""
+    clean = {
+        name: [(float(s), float(v)) for s, v in points if abs(s) < 1e300 and abs(v) < 1e300]
+        for name, points in series.items()
+    }
+    steps = [s for points in clean.values() for s, _ in points] or [0.0]
+    values = [v for points in clean.values() for _, v in points] or [0.0]
+    chart = Chart(WIDTH, title)
+    y = Axis.linear(min(values), max(values), y_label, pad=0.05)
+    left = _left_margin([t for _, t in y.ticks]) + (16 if y_label else 0)
+    entries = [(name, series_colour(i)) for i, name in enumerate(clean)]
+    top = chart.reach
+    top += chart.legend(left, top, WIDTH - left - 16, entries, marker="line") + 8
+    x = Axis.linear(min(steps), max(steps), "step", integer=True)
+    plot = chart.plot(left, top, WIDTH - left - 16, 200, x, y)
+    for i, (name, points) in enumerate(clean.items()):
+        # Dots only while they stay apart; a long run is a plain line.
+        plot.polyline(sorted(points), series_colour(i), name, markers=len(points) <= 60)
+    return chart.data_uri()
+
+
 def compare_scatter(
     pairs: Sequence[tuple[float, float]], label_a: str, label_b: str, pass_a: float, pass_b: float
 ) -> str:
