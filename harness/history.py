@@ -3,8 +3,12 @@
 The database lives at ``$CODEEVAL_HISTORY``, else ``$CODEEVAL_CACHE/history.sqlite``, else
 ``~/.cache/codeeval/history.sqlite``. One ``runs`` row per run (model, split, settings, code
 version, the whole summary), one ``run_suites`` row per suite of a run (pass@k), one ``samples``
-row per sample (verdict, reward and its parts) so that a later run can be gated against this one
-problem by problem.
+row per sample (verdict, reward and its parts, and since schema version 2 its prompt and
+completion text) so that a later run can be gated against this one problem by problem, and a
+value-based trainer (``trainers.dqn``) can learn offline from recorded evaluations.
+
+A database of an older schema version is migrated in place when it is opened (columns are added;
+old rows keep ``NULL`` there).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -51,11 +55,19 @@ CREATE TABLE IF NOT EXISTS samples (
     error_kind TEXT,
     agent TEXT,
     reward REAL,
-    reward_parts TEXT
+    reward_parts TEXT,
+    prompt TEXT,
+    completion TEXT
 );
 CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, suite);
 CREATE INDEX IF NOT EXISTS run_suites_suite ON run_suites(suite);
 """
+
+# Columns each schema version added to a table: ``version -> [(table, column, type)]``. A
+# database of version v gets the columns of every later version.
+_ADDED_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
+    2: [("samples", "prompt", "TEXT"), ("samples", "completion", "TEXT")],
+}
 
 
 def default_path() -> Path:
@@ -106,6 +118,7 @@ class History:
                 )
             if version < SCHEMA_VERSION:
                 con.executescript(_SCHEMA)
+                _migrate(con)
                 con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             with con:
                 yield con
@@ -122,8 +135,11 @@ class History:
         code_version: str = "",
         out_dir: str | Path = "",
         created_at: str | None = None,
+        prompts: Mapping[str, str] | None = None,
     ) -> int:
-        """Store one run and return its id."""
+        """Store one run and return its id. A sample's prompt is its row's ``prompt``, else
+        ``prompts[task_id]`` (results rows carry the completion but not the prompt)."""
+        prompts = prompts or {}
         settings = summary.get("settings", {}) or {}
         when = created_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._connect() as con:
@@ -155,8 +171,8 @@ class History:
                     ),
                 )
             con.executemany(
-                "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (_sample_tuple(run_id, row) for row in rows),
+                "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (_sample_tuple(run_id, row, prompts) for row in rows),
             )
         return run_id
 
@@ -217,11 +233,11 @@ class History:
         with self._connect() as con:
             found = con.execute(
                 "SELECT suite, task_id, sample_id, status, passed, error_kind, agent, reward,"
-                " reward_parts FROM samples WHERE run_id = ? ORDER BY rowid",
+                " reward_parts, prompt, completion FROM samples WHERE run_id = ? ORDER BY rowid",
                 (run_id,),
             ).fetchall()
         out = []
-        for suite, task, sid, status, passed, kind, agent, reward, parts in found:
+        for suite, task, sid, status, passed, kind, agent, reward, parts, prompt, text in found:
             row: dict[str, Any] = {
                 "suite": suite,
                 "task_id": task,
@@ -235,6 +251,10 @@ class History:
                 row["reward"] = reward
             if parts is not None:
                 row["reward_parts"] = json.loads(parts)
+            if prompt is not None:
+                row["prompt"] = prompt
+            if text is not None:
+                row["completion"] = text
             out.append(row)
         return out
 
@@ -283,13 +303,34 @@ def _suites_of(con: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, d
     return out
 
 
-def _sample_tuple(run_id: int, row: Mapping[str, Any]) -> tuple[Any, ...]:
+def _migrate(con: sqlite3.Connection) -> None:
+    """Add the columns that later schema versions added and this database lacks."""
+    for columns in _ADDED_COLUMNS.values():
+        for table, column, kind in columns:
+            have = {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                try:
+                    con.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                except sqlite3.OperationalError as exc:
+                    # Another process migrating the same file at the same moment added it.
+                    if "duplicate column" not in str(exc):
+                        raise
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _sample_tuple(
+    run_id: int, row: Mapping[str, Any], prompts: Mapping[str, str]
+) -> tuple[Any, ...]:
     parts = row.get("reward_parts")
     reward = row.get("reward")
+    task = str(row["task_id"])
     return (
         run_id,
         str(row.get("suite", "")),
-        str(row["task_id"]),
+        task,
         str(row.get("sample_id", "")),
         str(row.get("status", "")),
         1 if row.get("passed", row.get("status") == "passed") else 0,
@@ -297,4 +338,6 @@ def _sample_tuple(run_id: int, row: Mapping[str, Any]) -> tuple[Any, ...]:
         row.get("agent"),
         float(reward) if isinstance(reward, (int, float)) else None,
         json.dumps(parts) if parts is not None else None,
+        _text(row.get("prompt")) or _text(prompts.get(task)),
+        _text(row.get("completion", row.get("solution"))),
     )

@@ -155,6 +155,7 @@ def pytest_llm_results(
                 split=split,
                 code_version=code_version(config.rootpath),
                 out_dir=out_dir,
+                prompts=_prompts(config),
             )
             summary["history"] = {"run_id": state.run_id, "path": str(history.path)}
         except Exception as exc:  # noqa: BLE001 - a broken history must not hide the results
@@ -162,6 +163,13 @@ def pytest_llm_results(
     summary["gate"] = _gate_summary(state)
     state.done = True
     _write_report(state, rows, summary, out_dir, model, history)
+
+
+def _prompts(config: pytest.Config) -> dict[str, str]:
+    """Each problem's prompt, for the history (a value-based trainer learns from them)."""
+    session = config.pluginmanager.get_plugin("codeeval-session")
+    problems = getattr(session, "problems", None) or {}
+    return {str(task): str(getattr(p, "prompt", "")) for task, p in problems.items()}
 
 
 def _resolve_baseline(
