@@ -5,6 +5,7 @@ codeeval report OUT_DIR [-o PAGE]        # OUT_DIR/report.html by default
 codeeval report RUN_DIR [-o PAGE]        # a trainer's output folder (its metrics.jsonl)
 codeeval compare RUN_A RUN_B [-o PAGE]   # each an out dir, a summary.json or a history run id
 codeeval history [--model M] [--suite S] [--limit N] [--json]
+codeeval mine PATH -o SUITE.jsonl         # a tiered suite from a repository (harness.mining)
 ```
 """
 
@@ -49,11 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     his.add_argument("--suite", help="only runs of this suite")
     his.add_argument("--limit", type=int, default=30, help="at most this many runs (default 30)")
     his.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
+    from harness.mining.command import add_mine_parser
+
+    add_mine_parser(sub)  # codeeval mine PATH -o SUITE.jsonl
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "mine":
+        from harness.mining.command import run_mine
+
+        return run_mine(args)
     history = History(args.history) if args.history else History()
     try:
         if args.command == "report":

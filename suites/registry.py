@@ -104,6 +104,10 @@ def load_splits(name: str, data_dir: Path | None = None) -> dict[str, list[Probl
         path = name[len(JSONL_PREFIX) :]
         if not path:
             raise SuiteError("suite 'jsonl:' needs a path, e.g. 'jsonl:my_problems.jsonl'")
+        from suites.mined import is_mined_suite, load_mined
+
+        if is_mined_suite(path):  # `codeeval mine` output: tiers are splits
+            return load_mined(path, suite=name)
         return {"test": load_jsonl(path, suite=name)}
     key = _ALIASES.get(name.lower(), name.lower())
     if key not in _REGISTRY:
