@@ -1,0 +1,498 @@
+"""The value-based trainer: offline token-level Q-learning on a frozen policy.
+
+1. Data: episodes from a results.jsonl, the run history, or a collection run (the policy
+   samples the training problems and the harness scores them; the rows go to
+   ``<output.dir>/data/results.jsonl``, so the run can be repeated offline from that file).
+2. Features: one forward pass of the frozen policy over every prompt + completion gives the
+   hidden state before each completion token; the policy is never trained, so they are
+   computed once.
+3. Updates: minibatches of sequences; twin Q heads regress on double-Q targets from the slowly
+   updated target heads, with the conservative penalty (``trainers.dqn.core``).
+4. Decoding: the policy's logits shifted by ``beta`` times the target heads' advantages,
+   scored on the eval split by the same harness (reward, pass@k).
+
+Metrics go to ``<output.dir>/metrics.jsonl`` (``codeeval report`` draws them).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+from torch import nn
+
+from harness.history import History
+from harness.passk import mean_pass_at_k, reportable_ks
+from harness.records import Problem
+from trainers.common.checkpoint import save_checkpoint, seed_everything
+from trainers.common.config import to_dict
+from trainers.common.logger import MetricsLogger
+from trainers.common.policy import resolve_device
+from trainers.common.sampling import _stop_ids, encode_prompts, render_prompt
+from trainers.dqn import core
+from trainers.dqn.config import DQNConfig
+from trainers.dqn.data import DataError, Episode, from_history, from_results
+from trainers.grpo.data import prompt_text
+from trainers.grpo.reward import HarnessReward
+from trainers.magrpo.harness_io import load_split, reward_preset
+
+QFunction = Callable[[torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class Features:
+    """The frozen policy's view of the offline data: per episode, the hidden state before
+    each completion token ``(T_i, hidden)`` and the tokens taken ``(T_i,)``."""
+
+    hidden: list[torch.Tensor]
+    actions: list[torch.Tensor]
+    rewards: torch.Tensor  # (N,)
+
+    def batch(self, index: Sequence[int]) -> tuple[torch.Tensor, ...]:
+        """``(hidden (B, T, d), actions (B, T), mask (B, T), rewards (B,))``, right-padded."""
+        width = max(1, max(len(self.actions[i]) for i in index))
+        dim = self.hidden[0].shape[-1]
+        hidden = torch.zeros(len(index), width, dim)
+        actions = torch.zeros(len(index), width, dtype=torch.long)
+        mask = torch.zeros(len(index), width)
+        for row, i in enumerate(index):
+            n = len(self.actions[i])
+            hidden[row, :n], actions[row, :n], mask[row, :n] = self.hidden[i], self.actions[i], 1
+        return hidden, actions, mask, self.rewards[list(index)]
+
+
+def policy_pass(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention: torch.Tensor,
+    positions: torch.Tensor,
+    past: Any = None,
+) -> tuple[torch.Tensor, Any]:
+    """The policy's last (normalised) hidden states ``(B, L, d)`` and its key/value cache."""
+    device = next(model.parameters()).device
+    out = model.base_model(
+        input_ids=input_ids.to(device),
+        attention_mask=attention.to(device),
+        position_ids=positions.to(device),
+        past_key_values=past,
+        use_cache=True,
+    )
+    return out.last_hidden_state, out.past_key_values
+
+
+@torch.no_grad()
+def featurize(
+    model: nn.Module,
+    prompt_ids: Sequence[list[int]],
+    completion_ids: Sequence[list[int]],
+    pad: int,
+    batch_size: int = 8,
+) -> list[torch.Tensor]:
+    """Hidden states before each completion token, ``(len(completion), d)`` per sequence.
+    Prompts are left-padded and completions right-padded (as ``token_logprobs`` does), so the
+    state before completion token ``k`` sits at column ``prompt width - 1 + k``."""
+    out: list[torch.Tensor] = []
+    for start in range(0, len(prompt_ids), batch_size):
+        prompts = prompt_ids[start : start + batch_size]
+        comps = completion_ids[start : start + batch_size]
+        p_width = max(len(p) for p in prompts)
+        c_width = max(1, max(len(c) for c in comps))
+        ids = torch.full((len(prompts), p_width + c_width), pad, dtype=torch.long)
+        attention = torch.zeros_like(ids)
+        for i, (p, c) in enumerate(zip(prompts, comps, strict=True)):
+            ids[i, p_width - len(p) : p_width] = torch.tensor(p, dtype=torch.long)
+            ids[i, p_width : p_width + len(c)] = torch.tensor(c, dtype=torch.long)
+            attention[i, p_width - len(p) : p_width + len(c)] = 1
+        positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
+        hidden, _ = policy_pass(model, ids, attention, positions)
+        for i, c in enumerate(comps):
+            out.append(hidden[i, p_width - 1 : p_width - 1 + len(c)].float().cpu())
+    return out
+
+
+@torch.no_grad()
+def decode(
+    model: nn.Module,
+    q_values: QFunction | None,
+    prompt_ids: Sequence[list[int]],
+    num_samples: int,
+    max_new_tokens: int,
+    beta: float,
+    temperature: float,
+    stops: set[int],
+    pad: int,
+    seed: int = 0,
+) -> list[list[list[int]]]:
+    """``num_samples`` completions per prompt, each token drawn from the shifted logits
+    (``core.shifted_logits``; ``beta = 0`` or no ``q_values``: the policy itself). A seeded
+    generator of its own makes two decodings of the same prompts share their random draws, so
+    a comparison of two ``beta`` values is paired token by token."""
+    rows = [list(p) for p in prompt_ids for _ in range(num_samples)]
+    width = max(len(p) for p in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    for i, p in enumerate(rows):
+        ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+        attention[i, width - len(p) :] = 1
+    positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
+    hidden, past = policy_pass(model, ids, attention, positions)
+    state = hidden[:, -1]
+    step_pos = positions[:, -1:] + 1
+    head = model.get_output_embeddings()
+    generator = torch.Generator().manual_seed(seed)
+    done = torch.zeros(len(rows), dtype=torch.bool)
+    out: list[list[int]] = [[] for _ in rows]
+    for _ in range(max_new_tokens):
+        logits = head(state).float().cpu()
+        if q_values is not None and beta:
+            logits = core.shifted_logits(logits, q_values(state).cpu(), beta)
+        if temperature > 0:
+            probs = torch.softmax(logits / temperature, dim=-1)
+            token = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+        else:
+            token = logits.argmax(dim=-1)
+        token = torch.where(done, torch.full_like(token, pad), token)
+        for i, t in enumerate(token.tolist()):
+            if not done[i]:
+                out[i].append(t)
+                done[i] = t in stops
+        if bool(done.all()):
+            break
+        attention = torch.cat([attention, torch.ones(len(rows), 1, dtype=attention.dtype)], 1)
+        hidden, past = policy_pass(model, token[:, None], attention, step_pos, past)
+        state = hidden[:, -1]
+        step_pos = step_pos + 1
+    return [out[i * num_samples : (i + 1) * num_samples] for i in range(len(prompt_ids))]
+
+
+class DQNTrainer:
+    """Offline Q-learning from harness rewards, and decoding with the learned advantages."""
+
+    def __init__(
+        self,
+        config: DQNConfig,
+        model: nn.Module | None = None,
+        tokenizer: Any = None,
+        train_problems: Sequence[Problem] | None = None,
+        eval_problems: Sequence[Problem] | None = None,
+        reward: HarnessReward | None = None,
+    ) -> None:
+        self.config = config
+        self.settings = s = config.dqn
+        seed_everything(config.seed)
+        if model is None:
+            from harness.models import load_model
+
+            device = resolve_device(config.model.device)
+            model, tokenizer = load_model(
+                config.model.name, dtype=config.model.dtype, device=str(device)
+            )
+        self.model, self.tokenizer = model, tokenizer
+        self.model.eval()
+        for param in self.model.parameters():
+            param.requires_grad_(False)  # the policy is the data's policy: never trained
+        self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.stops = _stop_ids(tokenizer, model)
+        d = config.dataset
+        self.train_problems = list(
+            train_problems
+            if train_problems is not None
+            else load_split(d.suite, d.train_split, d.data_dir, d.task_ids)
+        )
+        self.eval_problems = list(
+            eval_problems
+            if eval_problems is not None
+            else (load_split(d.suite, d.eval_split, d.data_dir) if d.eval_split else [])
+        )
+        if not self.train_problems:
+            raise DataError(f"dataset.train_split={d.train_split!r} gave no usable problems")
+        embedding = model.get_output_embeddings().weight
+        self.q = core.TwinQ(embedding, s.num_heads, s.head_inner).to(embedding.device)
+        self.target = copy.deepcopy(self.q)
+        for param in self.target.parameters():
+            param.requires_grad_(False)
+        self.optimizer = torch.optim.AdamW(
+            self.q.parameters(), lr=s.learning_rate, weight_decay=s.weight_decay
+        )
+        by_id = {p.task_id: p for p in [*self.train_problems, *self.eval_problems]}
+        self.reward = reward or HarnessReward(
+            by_id,
+            preset=reward_preset(config.reward.preset, 1),
+            shift=config.reward.shift,
+            scale=config.reward.scale,
+        )
+        self.output = Path(config.output.dir)
+        self.logger = MetricsLogger(
+            self.output,
+            tensorboard=config.logging.tensorboard,
+            wandb=config.logging.wandb,
+            run_name=config.logging.run_name,
+            project=config.logging.wandb_project,
+            config=to_dict(config),
+        )
+        self.step = 0
+        self.episodes: list[Episode] = []
+        self.skipped: dict[str, int] = {}
+        self.features: Features | None = None
+
+    # ------------------------------------------------------------ prompts and decoding
+
+    def prompt_ids(self, problems: Sequence[Problem]) -> list[list[int]]:
+        rendered = [render_prompt(self.tokenizer, prompt_text(p)) for p in problems]
+        return encode_prompts(self.tokenizer, rendered, self.settings.max_prompt_tokens)
+
+    def q_values(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The decoding Q: the smaller of the target twins (pessimistic, and slow-moving)."""
+        return self.target(hidden.float()).amin(dim=0)
+
+    def sample(
+        self,
+        problems: Sequence[Problem],
+        num_samples: int,
+        beta: float,
+        temperature: float,
+        seed: int,
+    ) -> tuple[list[str], list[str], list[int]]:
+        """Decoded texts with their task ids and token counts, problem by problem."""
+        ids = decode(
+            self.model,
+            self.q_values,
+            self.prompt_ids(problems),
+            num_samples,
+            self.settings.max_new_tokens,
+            beta,
+            temperature,
+            self.stops,
+            self.pad,
+            seed,
+        )
+        tasks, texts, lengths = [], [], []
+        for problem, group in zip(problems, ids, strict=True):
+            for tokens in group:
+                tasks.append(problem.task_id)
+                texts.append(self.tokenizer.decode(tokens, skip_special_tokens=True))
+                lengths.append(len(tokens))
+        return tasks, texts, lengths
+
+    def score(
+        self,
+        problems: Sequence[Problem],
+        num_samples: int,
+        beta: float,
+        temperature: float,
+        seed: int,
+    ) -> list[dict[str, Any]]:
+        """Decode and score with the harness: one row per sample (reward None where the
+        harness itself failed)."""
+        tasks, texts, lengths = self.sample(problems, num_samples, beta, temperature, seed)
+        rewards = self.reward.score(tasks, texts)
+        scored = list(self.reward.last_rows)  # evaluate() keeps the order of the samples
+        if len(scored) != len(texts):
+            raise RuntimeError(f"the harness gave {len(scored)} rows for {len(texts)} samples")
+        rows = []
+        for row, text, n, value in zip(scored, texts, lengths, rewards, strict=True):
+            rows.append({**row, "raw": text, "reward": value, "tokens": n})
+        return rows
+
+    # ------------------------------------------------------------ data
+
+    def collect(self) -> Path:
+        """Sample the training problems with the policy, score them, write the rows."""
+        s = self.settings
+        rows = self.score(
+            self.train_problems, s.collect_samples, 0.0, s.collect_temperature, self.config.seed
+        )
+        path = self.output / "data" / "results.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kept = [r for r in rows if r.get("reward") is not None]  # infrastructure errors: out
+        path.write_text("".join(json.dumps(r, default=str) + "\n" for r in kept))
+        return path
+
+    def load_data(self) -> list[Episode]:
+        s = self.settings
+        problems = {p.task_id: p for p in self.train_problems}
+        if s.data == "collect":
+            episodes, skipped = from_results(self.collect(), problems)
+        elif s.data.startswith("history"):
+            run = int(s.data.split(":", 1)[1]) if ":" in s.data else None
+            episodes, skipped = from_history(History(), problems, run)
+        else:
+            episodes, skipped = from_results(s.data, problems)
+        if not episodes:
+            raise DataError(
+                f"dqn.data={s.data!r}: no episode of the training problems "
+                f"({skipped}); check dataset.suite and dataset.train_split"
+            )
+        self.episodes, self.skipped = episodes, skipped
+        return episodes
+
+    def featurize(self, episodes: Sequence[Episode]) -> Features:
+        by_id = {p.task_id: p for p in self.train_problems}
+        prompts = self.prompt_ids([by_id[e.task_id] for e in episodes])
+        comps = [
+            self.tokenizer(e.completion, add_special_tokens=False)["input_ids"][
+                : self.settings.max_completion_tokens
+            ]
+            or [self.pad]  # an empty completion still took one action (it ended at once)
+            for e in episodes
+        ]
+        hidden = featurize(self.model, prompts, comps, self.pad)
+        actions = [torch.tensor(c, dtype=torch.long) for c in comps]
+        rewards = torch.tensor([e.reward for e in episodes], dtype=torch.float32)
+        return Features(hidden, actions, rewards)
+
+    # ------------------------------------------------------------ updates
+
+    def update(self, index: Sequence[int]) -> dict[str, float]:
+        """One optimizer step of the online heads on the sequences ``index``."""
+        assert self.features is not None
+        s = self.settings
+        device = self.q.heads[0].bias.device
+        hidden, actions, mask, rewards = (t.to(device) for t in self.features.batch(index))
+        q = self.q(hidden)  # (H, B, T, V)
+        with torch.no_grad():
+            target_q = self.target(hidden)
+        y = core.double_q_targets(rewards, mask, q.detach(), target_q, s.gamma)
+        q_taken = core.taken(q, actions)
+        td = core.td_loss(q_taken, y, mask)
+        cql = core.cql_penalty(q, actions, mask)
+        loss = td + s.cql_alpha * cql
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad = torch.nn.utils.clip_grad_norm_(
+            self.q.parameters(), s.max_grad_norm if s.max_grad_norm > 0 else math.inf
+        )
+        self.optimizer.step()
+        if (self.step + 1) % s.target_update_interval == 0:
+            core.polyak_update(self.target.parameters(), self.q.parameters(), s.tau)
+        return {
+            "loss": loss.item(),
+            "td_loss": td.item(),
+            "cql_loss": cql.item(),
+            "q_data_mean": core.masked_mean(q_taken.detach(), mask).item(),
+            "q_max_mean": core.masked_mean(q.detach().amax(dim=-1), mask).item(),
+            "target_mean": core.masked_mean(y, mask).item(),
+            "grad_norm": float(grad),
+            "reward_mean": rewards.mean().item(),
+            "completion_length": mask.sum(dim=1).mean().item(),
+        }
+
+    def batches(self) -> list[list[int]]:
+        """Minibatch indices for every step: seeded permutations of the episodes, epoch after
+        epoch."""
+        n, size = len(self.episodes), self.settings.batch_size
+        rng = random.Random(self.config.seed)
+        order: list[int] = []
+        out = []
+        for _ in range(self.settings.max_steps):
+            if len(order) < min(size, n):
+                fresh = list(range(n))
+                rng.shuffle(fresh)
+                order += fresh
+            out.append(order[: min(size, n)])
+            del order[: min(size, n)]
+        return out
+
+    # ------------------------------------------------------------ evaluation
+
+    def evaluate(self, beta: float | None = None) -> dict[str, Any]:
+        """Decode the eval problems (with ``beta``, the config's by default) and score them."""
+        s = self.settings
+        if not self.eval_problems:
+            return {}
+        rows = self.score(
+            self.eval_problems,
+            s.eval_num_samples,
+            s.beta if beta is None else beta,
+            s.eval_temperature,
+            self.config.seed + 1,
+        )
+        scored = [r for r in rows if r.get("reward") is not None]
+        counts: dict[str, list[int]] = {}
+        for row in rows:
+            if row.get("status") != "error":
+                c = counts.setdefault(str(row["task_id"]), [0, 0])
+                c[0] += 1
+                c[1] += 1 if row.get("passed") else 0
+        pairs = [(n, c) for n, c in counts.values()]
+        out: dict[str, Any] = {
+            "problems": len(self.eval_problems),
+            "reward_mean": _mean([float(r["reward"]) for r in scored]),
+            "completion_length": _mean([float(r["tokens"]) for r in rows]),
+            "infra_errors": len(rows) - len(scored),
+        }
+        for k in reportable_ks(s.eval_k, pairs):
+            out[f"pass@{k}"] = mean_pass_at_k(pairs, k)
+        return out
+
+    # ------------------------------------------------------------ the loop
+
+    def save(self) -> Path:
+        params = {
+            "q": dict(self.q.named_parameters()),
+            "target": dict(self.target.named_parameters()),
+        }
+        return save_checkpoint(
+            self.output,
+            self.step,
+            params,
+            {"q": self.optimizer},
+            {"step": self.step, "episodes": len(self.episodes)},
+            to_dict(self.config),
+        )
+
+    def train(self) -> list[dict[str, Any]]:
+        """Load (or collect) the data, featurize it, run ``max_steps`` updates; returns the
+        logged records."""
+        from tqdm.auto import tqdm
+
+        s = self.settings
+        self.output.mkdir(parents=True, exist_ok=True)
+        (self.output / "config.yaml").write_text(
+            yaml.safe_dump(to_dict(self.config), sort_keys=False)
+        )
+        started = time.perf_counter()
+        self.load_data()
+        data_s = time.perf_counter() - started
+        self.features = self.featurize(self.episodes)
+        features_s = time.perf_counter() - started - data_s
+        records = []
+        bar = tqdm(total=s.max_steps, desc="dqn", disable=not self.config.logging.progress_bar)
+        for index in self.batches():
+            began = time.perf_counter()
+            metrics: dict[str, Any] = self.update(index)
+            self.step += 1
+            metrics["step_s"] = time.perf_counter() - began
+            if self.step == 1:
+                metrics.update(
+                    {
+                        "episodes": len(self.episodes),
+                        "skipped_rows": sum(self.skipped.values()),
+                        "data_s": data_s,
+                        "features_s": features_s,
+                    }
+                )
+            every = s.eval_interval
+            if every and (self.step % every == 0 or self.step == s.max_steps):
+                metrics["eval"] = self.evaluate()
+            records.append(self.logger.log(self.step, metrics))
+            bar.update(1)
+            bar.set_postfix(loss=f"{metrics['loss']:.4f}")
+        bar.close()
+        if self.config.output.save_interval or self.config.output.save_final_model:
+            self.save()
+        self.logger.close()
+        return records
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
