@@ -143,6 +143,8 @@ ANSWERS = {
     "right": "    words = SEPARATORS.split(_clean(text))\n    return sep.join(w for w in words if w)\n",
     "whole": "```python\ndef slugify(text, sep='-'):\n    import re\n"
     "    return sep.join(re.findall('[a-z0-9]+', text.lower()))\n```\n",
+    "with_helper": "def aux(text):\n    return [w for w in SEPARATORS.split(_clean(text)) if w]\n\n\n"
+    "def slugify(text, sep='-'):\n    return sep.join(aux(text))\n",  # MAGRPO's helper + main
     "wrong": "    return text.lower().replace(' ', sep)\n",
     "stub": "    raise NotImplementedError\n",
     "exit_early": "    import os\n    os._exit(0)\n",
@@ -188,6 +190,7 @@ def test_wrong_and_adversarial_answers_fail(pytester: pytest.Pytester, mined: di
     assert status == {
         "right": "passed",
         "whole": "passed",
+        "with_helper": "passed",
         "wrong": "failed",
         "stub": "failed",
         "exit_early": "failed",

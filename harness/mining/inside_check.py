@@ -1,7 +1,8 @@
 """Runs inside the sandbox child (its source is a mined problem's ``test_setup``).
 
 Stdlib only. ``__mined_check__(test_id)`` unpacks the repository copy (the target's body
-removed, no bytecode), puts the candidate's body in the hole, runs the problem's tests once
+removed, no bytecode), puts the candidate's body in the hole (and the helper functions its
+answer defines at the end of the module), runs the problem's tests once
 in a fresh pytest process and answers for one test; the other checks reuse that run.
 ``__mine_coverage__()`` runs the whole test suite under coverage.py with per-test contexts
 and returns, as JSON text, which tests executed the body of each target. ``_MINED_SPEC`` is
@@ -92,6 +93,29 @@ def _mined_body(program: str, spec: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _mined_helpers(program: str, module_text: str, spec: dict) -> str:
+    """Top-level functions and classes of the answer that the module lacks (an ``aux`` helper
+    another agent wrote), as source to append to the module copy; the target is not one."""
+    try:
+        answer, module = _ast.parse(program), _ast.parse(module_text)
+    except SyntaxError:
+        return ""
+    known = {spec["name"], spec.get("class")}
+    for node in module.body:
+        if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
+            known.add(node.name)
+        elif isinstance(node, (_ast.Import, _ast.ImportFrom)):
+            known.update((a.asname or a.name).split(".")[0] for a in node.names)
+    lines = program.splitlines()
+    extra = []
+    for node in answer.body:
+        kinds = (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)
+        if isinstance(node, kinds) and node.name not in known:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            extra.append("\n".join(lines[first - 1 : node.end_lineno]))
+    return "".join("\n\n" + text + "\n" for text in extra)
+
+
 def _mined_session(spec: dict, root: str, argv: list, driver: str | None = None) -> dict:
     """Run pytest (or the coverage driver) in ``root``; the reporter's frame, or an error."""
     tools = _os.path.join(root, "_codeeval_tools")
@@ -158,9 +182,10 @@ def __mined_check__(test_id: str) -> None:
             target = _os.path.join(root, spec["path"])
             with open(target) as fh:
                 lines = fh.read().splitlines(keepends=True)
+            original = "".join(lines)
             lines[spec["hole_line"] - 1] = body
             with open(target, "w") as fh:
-                fh.write("".join(lines))
+                fh.write("".join(lines) + _mined_helpers(program, original, spec))
             argv = (["--doctest-modules"] if spec.get("doctest") else []) + list(spec["tests"])
             _MINED_STATE["result"] = _mined_session(spec, root, argv)
         except AssertionError as exc:
