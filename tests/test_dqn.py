@@ -24,6 +24,7 @@ from trainers.dqn.config import DQNConfig
 from trainers.dqn.data import DataError, from_history, from_results
 
 REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tiny tensors: threads only contend
 
 
 def q_tensor(values: list) -> torch.Tensor:
