@@ -159,3 +159,22 @@ def test_smollm2_cpu_run_from_the_command_line(tmp_path: Path) -> None:
     assert len(records) == 6
     assert all(math.isfinite(r["loss"]) for r in records)
     assert "pass@1" in records[-1]["eval"]
+
+
+def test_shared_prompt_passes_give_the_states_of_a_full_forward_pass() -> None:
+    """featurize() reads a prompt once and repeats its cache for its completions; decode() does
+    the same for its samples. Both must equal the plain computation."""
+    from trainers.dqn.trainer import decode, featurize
+
+    model, tok = tiny_model(0)
+    prompts = [[5, 6, 7, 8], [5, 6, 7, 8], [9, 10], [5, 6, 7, 8]]
+    comps = [[11, 12, 13], [14], [15, 16], [17, 18, 19, 20]]
+    got = featurize(model, prompts, comps, pad=0, batch_size=2)
+    with torch.no_grad():
+        for p, c, g in zip(prompts, comps, got, strict=True):
+            hidden = model.base_model(input_ids=torch.tensor([p + c])).last_hidden_state[0]
+            assert torch.allclose(g, hidden[len(p) - 1 : len(p) - 1 + len(c)], atol=1e-5)
+    stops = {tok.eos_token_id}
+    shared = decode(model, None, [[5, 6, 7], [9]], 2, 5, 0.0, 1.0, stops, 0, seed=3)
+    plain = decode(model, None, [[5, 6, 7], [5, 6, 7], [9], [9]], 1, 5, 0.0, 1.0, stops, 0, seed=3)
+    assert shared == [[plain[0][0], plain[1][0]], [plain[2][0], plain[3][0]]]

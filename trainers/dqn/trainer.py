@@ -98,25 +98,42 @@ def featurize(
     batch_size: int = 8,
 ) -> list[torch.Tensor]:
     """Hidden states before each completion token, ``(len(completion), d)`` per sequence.
-    Prompts are left-padded and completions right-padded (as ``token_logprobs`` does), so the
-    state before completion token ``k`` sits at column ``prompt width - 1 + k``."""
-    out: list[torch.Tensor] = []
-    for start in range(0, len(prompt_ids), batch_size):
-        prompts = prompt_ids[start : start + batch_size]
-        comps = completion_ids[start : start + batch_size]
-        p_width = max(len(p) for p in prompts)
-        c_width = max(1, max(len(c) for c in comps))
-        ids = torch.full((len(prompts), p_width + c_width), pad, dtype=torch.long)
-        attention = torch.zeros_like(ids)
-        for i, (p, c) in enumerate(zip(prompts, comps, strict=True)):
-            ids[i, p_width - len(p) : p_width] = torch.tensor(p, dtype=torch.long)
-            ids[i, p_width : p_width + len(c)] = torch.tensor(c, dtype=torch.long)
-            attention[i, p_width - len(p) : p_width + len(c)] = 1
-        positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
-        hidden, _ = policy_pass(model, ids, attention, positions)
-        for i, c in enumerate(comps):
-            out.append(hidden[i, p_width - 1 : p_width - 1 + len(c)].float().cpu())
-    return out
+
+    Completions of one prompt share one pass over it (the prompt is most of the tokens): its
+    key/value cache is repeated for the completions, which are right-padded after it. The state
+    before completion token 0 is the prompt's last; before token ``k`` it is completion token
+    ``k - 1``'s."""
+    out: list[torch.Tensor | None] = [None] * len(prompt_ids)
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i, prompt in enumerate(prompt_ids):
+        groups.setdefault(tuple(prompt), []).append(i)
+    for prompt, members in groups.items():
+        for start in range(0, len(members), batch_size):
+            chunk = members[start : start + batch_size]
+            ids = torch.tensor([prompt], dtype=torch.long)
+            ones = torch.ones_like(ids)
+            hidden, past = policy_pass(model, ids, ones, torch.arange(len(prompt))[None])
+            last = hidden[0, -1].float().cpu()
+            width = max(len(completion_ids[i]) for i in chunk)
+            if width > 1:  # token k > 0 is read after completion token k - 1
+                past.batch_repeat_interleave(len(chunk))
+                comp = torch.full((len(chunk), width - 1), pad, dtype=torch.long)
+                attention = torch.zeros(len(chunk), len(prompt) + width - 1, dtype=torch.long)
+                attention[:, : len(prompt)] = 1
+                for row, i in enumerate(chunk):
+                    c = completion_ids[i][:-1]
+                    comp[row, : len(c)] = torch.tensor(c, dtype=torch.long)
+                    attention[row, len(prompt) : len(prompt) + len(c)] = 1
+                positions = torch.arange(len(prompt), len(prompt) + width - 1).expand(
+                    len(chunk), -1
+                )
+                after, _ = policy_pass(model, comp, attention, positions, past)
+                after = after.float().cpu()
+            for row, i in enumerate(chunk):
+                n = len(completion_ids[i])
+                states = [last[None]] + ([after[row, : n - 1]] if n > 1 else [])
+                out[i] = torch.cat(states)
+    return [t for t in out if t is not None]
 
 
 @torch.no_grad()
@@ -136,17 +153,21 @@ def decode(
     (``core.shifted_logits``; ``beta = 0`` or no ``q_values``: the policy itself). A seeded
     generator of its own makes two decodings of the same prompts share their random draws, so
     a comparison of two ``beta`` values is paired token by token."""
-    rows = [list(p) for p in prompt_ids for _ in range(num_samples)]
-    width = max(len(p) for p in rows)
-    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    width = max(len(p) for p in prompt_ids)
+    ids = torch.full((len(prompt_ids), width), pad, dtype=torch.long)
     attention = torch.zeros_like(ids)
-    for i, p in enumerate(rows):
+    for i, p in enumerate(prompt_ids):  # left padding: every row's next token at one column
         ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
         attention[i, width - len(p) :] = 1
     positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
+    # One pass per prompt (the prompt is most of the tokens); its cache serves every sample.
     hidden, past = policy_pass(model, ids, attention, positions)
-    state = hidden[:, -1]
-    step_pos = positions[:, -1:] + 1
+    if num_samples > 1:
+        past.batch_repeat_interleave(num_samples)
+    rows = [p for p in prompt_ids for _ in range(num_samples)]
+    attention = attention.repeat_interleave(num_samples, dim=0)
+    state = hidden[:, -1].repeat_interleave(num_samples, dim=0)
+    step_pos = positions[:, -1:].repeat_interleave(num_samples, dim=0) + 1
     head = model.get_output_embeddings()
     generator = torch.Generator().manual_seed(seed)
     done = torch.zeros(len(rows), dtype=torch.bool)
