@@ -62,6 +62,9 @@ def add_mine_parser(sub: Any) -> None:
         default=None,
         help="validate at most N functions (a quick look at a big repository)",
     )
+    p.add_argument(
+        "--select", metavar="TEXT", help="only functions whose id (path::qualname) contains TEXT"
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
@@ -73,6 +76,7 @@ def run_mine(args: argparse.Namespace) -> int:
         check_budget_s=args.check_budget,
         memory_mb=args.memory_mb,
         limit=args.limit,
+        select=args.select,
     )
     progress = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     try:

@@ -37,6 +37,7 @@ class Target:
     indent: str  # the body's indentation
     uses: tuple[str, ...]  # names of the repository it refers to (module-level or self.x)
     bases: str = ""  # the class's bases as written, for methods
+    header_names: tuple[str, ...] = ()  # module names the header evaluates (defaults)
 
     @property
     def target_id(self) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.mining.context import build_prompt, read_docs
 from harness.mining.model import FORMAT, HOLE, Drop, MineReport, MiningError, Target
-from harness.mining.problem import inside_source, problem_from_record
+from harness.mining.problem import inside_source, problem_from_record, program_setup
 from harness.mining.snapshot import pack, snapshot_files
 from harness.mining.source import (
     DOC_DIRS,
@@ -50,6 +50,7 @@ class MineOptions:
     check_budget_s: float = 120.0
     memory_mb: int = 2048
     limit: int | None = None  # validate at most this many functions (a quick look)
+    select: str | None = None  # only targets whose id (path::qualname) contains this
     use_bwrap: bool | None = None
 
 
@@ -172,6 +173,9 @@ def mine(
             ran = [
                 t for t in coverage["ran"].get(target.target_id, []) if outcomes.get(t) == "passed"
             ]
+            if options.select and options.select not in target.target_id:
+                report.drops.append(Drop(target.target_id, "not selected (--select)"))
+                continue
             if not coverage["ran"].get(target.target_id):
                 report.drops.append(Drop(target.target_id, "no test executes its body"))
                 continue
@@ -263,13 +267,19 @@ def _problem(
         "hole_line": target.hole_start,
         "indent": target.indent,
         "pythonpath": pythonpath,
+        "program_setup": program_setup(target.header_names),
         "repository_zip": pack(files, {target.path: hole_module(module.text, target)}),
     }
-    passing = _passing(sandbox, record, candidates, doctests, prompt + body, options)
+    setup = record["program_setup"]  # as the plugin assembles it: setup + prompt + completion
+    passing, failures = _passing(
+        sandbox, record, candidates, doctests, setup + prompt + body, options
+    )
     if not passing:
-        return record, Drop(target.target_id, "the original body fails its tests in the sandbox")
-    stub = prompt + f"{target.indent}{HOLE}\n"
-    still = set(_passing(sandbox, record, passing, doctests, stub, options))
+        return record, Drop(
+            target.target_id, "the original body fails its tests in the sandbox", failures[:1500]
+        )
+    stub = setup + prompt + f"{target.indent}{HOLE}\n"
+    still = set(_passing(sandbox, record, passing, doctests, stub, options)[0])
     checks = [t for t in passing if t not in still][: options.max_checks]
     if not checks:
         return record, Drop(
@@ -291,8 +301,9 @@ def _passing(
     doctests: set[str],
     program: str,
     options: MineOptions,
-) -> list[str]:
-    """The tests among ``tests`` that pass against ``program`` in the sandbox."""
+) -> tuple[list[str], str]:
+    """The tests among ``tests`` that pass against ``program`` in the sandbox, and the
+    failure messages of the others."""
     trial = {
         **record,
         "tests": tests,
@@ -311,11 +322,14 @@ def _passing(
         raise MiningError(
             f"the sandbox failed while checking {record['task_id']}: {execution.infra_error}"
         )
-    return [
-        c.source
-        for c in problem.cases
-        if execution.cases.get(c.case_id) and execution.cases[c.case_id].status == "ok"
-    ]
+    passed, failures = [], []
+    for case in problem.cases:
+        outcome = execution.cases.get(case.case_id)
+        if outcome is not None and outcome.status == "ok":
+            passed.append(case.source)
+        elif outcome is not None:
+            failures.append(outcome.message or str(outcome.exception or outcome.status))
+    return passed, "\n".join(failures)
 
 
 def print_report(report: MineReport, stream: Any = None) -> None:

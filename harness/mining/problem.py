@@ -20,6 +20,25 @@ FIRST_CASE_TIMEOUT_S = 60.0  # the whole test session; calibration replaces it w
 CASE_TIMEOUT_S = 5.0
 
 
+def program_setup(header_names: tuple[str, ...] | list[str]) -> str:
+    """Code before the prompt so that its stub runs alone: annotations are not evaluated, and
+    each module name a default uses stands for itself (the checks run the real module)."""
+    lines = ["from __future__ import annotations"]
+    if header_names:
+        lines += [
+            "",
+            "",
+            "class _RepositoryName:  # a name of the repository the stub's defaults use",
+            "    def __getattr__(self, name): return self",
+            "    def __call__(self, *args, **kwargs): return self",
+            "    def __getitem__(self, key): return self",
+            "",
+            "",
+            *(f"{name} = _RepositoryName()" for name in header_names),
+        ]
+    return "\n".join(lines) + "\n"
+
+
 @cache
 def inside_source(name: str) -> str:
     """The text of one of the modules that run inside the sandbox."""
@@ -80,6 +99,7 @@ def problem_from_record(
         entry_point=record["entry_point"],
         cases=cases,
         reference=record.get("canonical_solution") or "",
+        program_setup=record.get("program_setup") or "",
         test_setup=setup,
         metadata=metadata,
     )

@@ -219,7 +219,22 @@ def _target(
         indent=indent,
         uses=_uses(info, func, cls),
         bases=bases,
+        header_names=_header_names(func),
     )
+
+
+def _header_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """Names that defining the function evaluates: its defaults (not builtins). The prompt's
+    stub must run on its own, where the module's names do not exist."""
+    import builtins
+
+    nodes = [*func.args.defaults, *(d for d in func.args.kw_defaults if d is not None)]
+    found: list[str] = []
+    for node in nodes:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and not hasattr(builtins, sub.id) and sub.id not in found:
+                found.append(sub.id)
+    return tuple(found)
 
 
 def header_end(lines: list[str], def_line: int) -> int:
