@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.mining.command import add_mine_parser
 
     add_mine_parser(sub)  # codeeval mine PATH -o SUITE.jsonl
+    from harness.coder.cli import add_coder_parser
+
+    add_coder_parser(sub)  # codeeval coder complete|pairs|evaluate|metrics|export|report
     return parser
 
 
@@ -62,6 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from harness.mining.command import run_mine
 
         return run_mine(args)
+    if args.command == "coder":
+        from harness.coder.cli import run_coder
+
+        return run_coder(args)
     history = History(args.history) if args.history else History()
     try:
         if args.command == "report":
