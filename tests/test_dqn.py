@@ -24,6 +24,7 @@ from trainers.dqn.config import DQNConfig
 from trainers.dqn.data import DataError, from_history, from_results
 
 REPO = Path(__file__).resolve().parents[1]
+pytest_plugins = ["pytester"]
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tiny tensors: threads only contend
 
 
@@ -383,3 +384,51 @@ def test_history_migrates_from_version_1_and_stores_prompt_and_completion(
     assert from_history(history, problems, run)[0] == episodes
     with pytest.raises(DataError, match="no run with id 7"):
         from_history(history, problems, 7)
+
+
+# -- a real evaluation session records what the trainer learns from ------------------------------
+
+
+def test_an_evaluation_run_records_prompts_and_completions_for_the_trainer(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.gate  # noqa: F401  (pytester's in-process run must not import these first)
+    import harness.report  # noqa: F401
+
+    monkeypatch.setenv("CODEEVAL_HISTORY", str(pytester.path / "history.sqlite"))
+    rows = [
+        {
+            "task_id": f"T/{i}",
+            "prompt": f'def add{i}(x):\n    """Return x + {i}."""\n',
+            "entry_point": f"add{i}",
+            "test": f"def check(candidate):\n    assert candidate(1) == {1 + i}\n",
+            "canonical_solution": f"    return x + {i}\n",
+        }
+        for i in range(3)
+    ]
+    pytester.makefile(".jsonl", problems="\n".join(json.dumps(p) for p in rows))
+    samples = [
+        {"task_id": f"T/{i}", "completion": "    return 0\n" if i == 0 else f"    return x + {i}\n"}
+        for i in range(3)
+    ]
+    pytester.makefile(".jsonl", samples="\n".join(json.dumps(s) for s in samples))
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--llm-eval",
+        "jsonl:problems.jsonl",
+        "--llm-samples",
+        "samples.jsonl",
+        "--llm-reward",
+        "code_levels_single",
+        "--llm-out",
+        "out",
+    )
+    assert result.ret == 1  # one wrong sample
+    problems = {p.task_id: p for p in load_suite(f"jsonl:{pytester.path / 'problems.jsonl'}")}
+    episodes, skipped = from_history(History(pytester.path / "history.sqlite"), problems)
+    assert skipped == {"not_in_training_split": 0, "infrastructure_error": 0}
+    assert [(e.task_id, e.prompt, e.completion) for e in episodes] == [
+        (f"T/{i}", rows[i]["prompt"], samples[i]["completion"]) for i in range(3)
+    ]
+    assert episodes[0].reward < episodes[1].reward == episodes[2].reward
