@@ -183,3 +183,28 @@ def test_without_backtracking_only_the_newest_conversations_are_expanded(serve):
     assert [it["expanded"] for it in run.iterations] == [0, 1, 4]  # never back to 2
     assert completion == bad(1)  # the best it saw; nothing passed
     assert run.best is not None and not run.best.passed
+
+
+def test_the_judge_analyzer_and_reviewer_metric_read_the_judges_rating(serve):
+    from harness.coder.analyzers import Completion
+    from harness.coder.analyzers.score import ScoreAnalyzer
+    from harness.coder.metrics import PairRun, gpt_reviewer_score
+    from harness.coder.pairs import Pair
+
+    def script(body: dict[str, Any]) -> str:
+        if "from 0" in body["messages"][0]["content"]:  # the judge's and the reviewer's prompts
+            return "7 - it works but the name is poor."
+        return fenced(GOOD)
+
+    server = serve(script)
+    (result,) = ScoreAnalyzer(server.model).analyze([Completion(CODE, GOOD)])
+    assert result.type == "informative" and result.passed
+    assert result.score == pytest.approx(-0.3) and result.details["rating"] == 7.0
+    assert "```python\n" + GOOD in server.requests[0]["messages"][0]["content"]
+    review = PairRun(Pair(CODE, GOOD, {}), GOOD, judge_model=server.model)
+    assert gpt_reviewer_score(review) == pytest.approx(0.7)
+    # an informative analyzer ranks conversations but never stops or blocks the search
+    coder = Coder(analyzers=["mypy", "score"], judge_model=server.model, model_first=server.model)
+    assert coder.complete(CODE) == GOOD
+    assert coder.last_run is not None and coder.last_run.best is not None
+    assert coder.last_run.best.results["score"].score == pytest.approx(-0.3)
