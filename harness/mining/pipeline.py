@@ -19,13 +19,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.mining.context import build_prompt, read_docs
+from harness.mining.context import DocParagraph, build_prompt, read_docs
 from harness.mining.model import FORMAT, HOLE, Drop, MineReport, MiningError, Target
 from harness.mining.problem import inside_source, problem_from_record, program_setup
 from harness.mining.snapshot import pack, snapshot_files
 from harness.mining.source import (
     DOC_DIRS,
     TEST_DIRS,
+    ModuleInfo,
     find_targets,
     hole_module,
     is_package_file,
@@ -241,8 +242,8 @@ def _problem(
     sandbox: Sandbox,
     root: Path,
     repo_name: str,
-    modules: dict,
-    docs: list,
+    modules: dict[str, ModuleInfo],
+    docs: list[DocParagraph],
     target: Target,
     tests: list[str],
     doctests: set[str],
