@@ -33,7 +33,7 @@ def _mined_unpack(spec: dict) -> str:
     return root
 
 
-def _mined_has_body(func: _ast.AST) -> bool:
+def _mined_has_body(func: _ast.FunctionDef | _ast.AsyncFunctionDef) -> bool:
     return any(
         not (isinstance(s, _ast.Expr) and isinstance(s.value, _ast.Constant)) for s in func.body
     )
@@ -59,9 +59,9 @@ def _mined_body(program: str, spec: dict) -> str:
             found.append(node)
     # A whole answer may repeat the prompt's stub (docstring only): the def with a body wins.
     pool = [n for n in preferred if _mined_has_body(n)] or [n for n in found if _mined_has_body(n)]
-    func = (pool or preferred or found or [None])[-1]
-    if func is None:
+    if not (pool or preferred or found):
         raise AssertionError(f"the answer defines no function {spec['name']!r}")
+    func = (pool or preferred or found)[-1]
     body = func.body
     if (
         body
@@ -81,7 +81,7 @@ def _mined_body(program: str, spec: dict) -> str:
         else len(lines[first - 1]) - len(lines[first - 1].lstrip())
     )
     out = []
-    for number in range(first, body[-1].end_lineno + 1):
+    for number in range(first, (body[-1].end_lineno or first) + 1):
         line = lines[number - 1]
         if number == first:
             line = line[col:]
@@ -172,7 +172,7 @@ def _mined_session(spec: dict, root: str, argv: list, driver: str | None = None)
 
 def __mined_check__(test_id: str) -> None:
     """Fail (AssertionError) unless ``test_id`` passes against the candidate's body."""
-    spec = _MINED_SPEC  # noqa: F821 - defined by the problem after this code
+    spec = _MINED_SPEC  # type: ignore[name-defined]  # noqa: F821 - the problem defines it
     if "result" not in _MINED_STATE:
         try:
             with open(__file__) as fh:
@@ -201,7 +201,7 @@ def __mined_check__(test_id: str) -> None:
 
 def __mine_coverage__() -> str:
     """Run every test under coverage; JSON: outcomes, and the tests that ran each target."""
-    spec = _MINED_SPEC  # noqa: F821
+    spec = _MINED_SPEC  # type: ignore[name-defined]  # noqa: F821
     root = _mined_unpack(spec)
     with open(_os.path.join(root, "_codeeval_targets.json"), "w") as fh:
         _json.dump(spec["targets"], fh)

@@ -147,6 +147,9 @@ def find_targets(info: ModuleInfo) -> tuple[list[Target], list[tuple[str, str]]]
     lines = info.text.splitlines()
     for node in info.tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            candidates: list[
+                tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None, str]
+            ]
             candidates = [(node, None, "")]
         elif isinstance(node, ast.ClassDef):
             bases = ", ".join(ast.unparse(b) for b in [*node.bases, *node.keywords])
