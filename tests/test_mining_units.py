@@ -149,3 +149,22 @@ def test_the_prompt_never_shows_the_reference_body(
         # The sandbox's copy of the module has the body removed (the helper still quotes it).
         assert copy.count(line) == original.count(line) - 1
     assert prompt.rstrip().endswith('"""Compute a value."""')
+
+
+def test_tests_most_about_the_function_come_first() -> None:
+    from harness.mining.pipeline import _rank_tests
+
+    info = read_modules(Path(__file__).parent / "fixtures" / "mining_repo")["minipkg/mathx.py"]
+    gcd = next(t for t in find_targets(info)[0] if t.name == "gcd")
+    doctests = {"minipkg/mathx.py::minipkg.mathx.gcd", "minipkg/other.py::minipkg.other.f"}
+    tests = [
+        "a/test_x.py::test_other",
+        "minipkg/other.py::minipkg.other.f",
+        "b/test_y.py::test_gcd_big",
+    ]
+    assert _rank_tests(gcd, [*tests, "minipkg/mathx.py::minipkg.mathx.gcd"], doctests) == [
+        "minipkg/mathx.py::minipkg.mathx.gcd",
+        "b/test_y.py::test_gcd_big",
+        "a/test_x.py::test_other",
+        "minipkg/other.py::minipkg.other.f",
+    ]

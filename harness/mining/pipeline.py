@@ -233,9 +233,20 @@ def report_path(suite: Path) -> Path:
     return suite.with_name(suite.stem + ".report.json")
 
 
-def _rank_tests(target: Target, tests: list[str]) -> list[str]:
-    """Tests named after the function first (they check it, not just pass through it)."""
-    return sorted(tests, key=lambda t: (target.name.lower() not in t.lower(), t))
+def _rank_tests(target: Target, tests: list[str], doctests: set[str]) -> list[str]:
+    """Tests most about this function first: its own doctest, tests named after it, other
+    tests, then other functions' doctests (which only pass through it)."""
+    own_doctest = f"{target.module}.{target.qualname}"
+    name = target.name.strip("_").lower()
+
+    def key(test: str) -> tuple[int, str]:
+        if test in doctests:
+            rank = 0 if test.endswith("::" + own_doctest) else 3
+        else:
+            rank = 1 if name and name in test.rsplit("::", 1)[-1].lower() else 2
+        return rank, test
+
+    return sorted(tests, key=key)
 
 
 def _problem(
@@ -254,7 +265,7 @@ def _problem(
     module = modules[target.path]
     body = reference_body(module.text, target)
     prompt = build_prompt(target, module, modules, docs, body, repo_name, options.context_tokens)
-    candidates = _rank_tests(target, tests)[: options.max_checks * 2]
+    candidates = _rank_tests(target, tests, doctests)[: options.max_checks * 2]
     record: dict[str, Any] = {
         "format": FORMAT,
         "task_id": f"{repo_name}/{target.module}:{target.qualname}",
