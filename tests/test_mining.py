@@ -131,11 +131,14 @@ def _rows(pytester: pytest.Pytester) -> dict[str, dict]:
 def test_every_reference_passes_in_a_real_pytest_session(
     pytester: pytest.Pytester, mined: dict
 ) -> None:
-    result = _pytest(pytester, mined["suite"], "--llm-samples", "canonical")
+    result = _pytest(
+        pytester, mined["suite"], "--llm-samples", "canonical", "--llm-reward", "weighted"
+    )
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     rows = _rows(pytester)
     assert len(rows) == 9 and all(r["status"] == "passed" for r in rows.values())
     assert all(c["weaker"] for r in rows.values() for c in r["cases"])
+    assert all(r["reward"] > 0.9 and r["reward_parts"]["tests"] > 0 for r in rows.values())
 
 
 SLUGIFY = "mining_repo/minipkg.text:slugify"
