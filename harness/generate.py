@@ -90,8 +90,10 @@ def generate_samples(
     todo.sort(key=lambda p: len(p.prompt))
     missing = sum(1 for p in todo for j in range(n) if (p.task_id, str(j)) not in done)
     style = settings.prompt_style or backend.default_style
-    # A batch holds whole problems: batch_size rows make batch_size // n problems.
-    per_batch = max(1, settings.batch_size // n)
+    # A batch holds whole problems: batch_size rows make batch_size // n problems. Engines that
+    # batch by themselves (vLLM) take more rows per call: each call's rows are appended at once.
+    rows = getattr(backend, "rows_per_call", settings.batch_size)
+    per_batch = max(1, rows // n)
     bar = tqdm(
         total=len(problems) * n,
         initial=len(problems) * n - missing,

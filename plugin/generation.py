@@ -79,9 +79,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--llm-backend",
         dest="llm_backend",
-        choices=("auto", "transformers", "vllm"),
+        choices=("auto", "transformers", "vllm", "vllm-server"),
         default="auto",
-        help="for local weights: vLLM when installed with a GPU (auto), or transformers",
+        help="for local weights: the registry's choice (auto: vLLM when it runs here, else "
+        "transformers), or force transformers, vllm (in process) or vllm-server (a server the "
+        "harness starts and stops)",
     )
     group.addoption(
         "--llm-dtype",
@@ -146,12 +148,22 @@ def pytest_llm_generate_samples(
         backend = make_backend(
             name, backend=config.getoption("llm_backend"), dtype=config.getoption("llm_dtype")
         )
+        loaded = time.perf_counter()
+        try:
+            with _visible_output(config):
+                path = generate_samples(problems, backend, settings.n, settings, out_dir)
+        finally:
+            # vLLM's engine (or the server the harness started) holds cores and memory that
+            # the evaluation needs next.
+            close = getattr(backend, "close", None)
+            if close is not None:
+                close()
         with _visible_output(config):
-            path = generate_samples(problems, backend, settings.n, settings, out_dir)
             # Written while capture is off: the hook may run before the terminal reporter.
             print(
                 f"codeeval: {len(problems)} problems x {settings.n} samples from {backend.name} "
-                f"in {time.perf_counter() - start:.1f} s -> {path}",
+                f"({type(backend).__name__}): model load {loaded - start:.1f} s, generation "
+                f"{time.perf_counter() - loaded:.1f} s -> {path}",
                 file=sys.stderr,
             )
     except (RegistryError, ResumeMismatch, FileNotFoundError) as err:

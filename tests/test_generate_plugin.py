@@ -63,6 +63,8 @@ def test_model_generates_then_the_suite_is_evaluated(
         "test[:1]",
         "--llm-model",
         str(tiny_folder),
+        "--llm-backend",  # the plugin's generation path, not vLLM's start-up (tested apart)
+        "transformers",
         "--llm-n",
         "2",
         "--llm-max-new-tokens",

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 
 from harness.models.base import Backend
 from harness.models.registry import ModelSpec, resolve_model
+from harness.models.vllm_backend import vllm_status, vllm_usable
 
-BACKEND_CHOICES: tuple[str, ...] = ("auto", "transformers", "vllm")
+BACKEND_CHOICES: tuple[str, ...] = ("auto", "transformers", "vllm", "vllm-server")
 
-
-def vllm_usable() -> bool:
-    """vLLM runs in-process only when it is installed and a CUDA GPU is present."""
-    if importlib.util.find_spec("vllm") is None:
-        return False
-    import torch
-
-    return torch.cuda.is_available()
+__all__ = ["BACKEND_CHOICES", "make_backend", "transformers_backend", "vllm_usable"]
 
 
 def make_backend(
@@ -25,10 +19,12 @@ def make_backend(
     dtype: str = "float32",
     device: str | None = None,
 ) -> Backend:
-    """The backend for a registry name, hub name, folder or ``openai:URL#model`` spec.
+    """The backend for a registry name, hub name, folder, ``openai:URL#model`` or
+    ``vllm-server:MODEL`` spec.
 
-    ``backend`` chooses between transformers and vLLM for local weights: ``auto`` takes vLLM
-    when :func:`vllm_usable`, else transformers.
+    ``backend`` overrides the registry's choice for local weights; ``auto`` keeps it, and the
+    registry's ``auto`` takes vLLM when it can run here, else transformers with one line that
+    says why. A ``device`` (a transformers setting) means transformers.
     """
     if backend not in BACKEND_CHOICES:
         raise ValueError(f"backend {backend!r}: expected one of {BACKEND_CHOICES}")
@@ -37,11 +33,23 @@ def make_backend(
         from harness.models.openai_http import OpenAIBackend
 
         return OpenAIBackend.from_spec(spec)
-    wanted = spec.backend if backend == "auto" and spec.backend != "transformers" else backend
-    if wanted == "vllm" or (wanted == "auto" and vllm_usable()):
+    wanted = spec.backend if backend == "auto" else backend
+    if wanted == "vllm-server":
+        from harness.models.vllm_server import ServerBackend
+
+        return ServerBackend.from_spec(spec)
+    if wanted == "vllm":
         from harness.models.vllm_backend import VLLMBackend
 
         return VLLMBackend.from_spec(spec)
+    # ``device`` is a transformers setting: asking for one means asking for transformers.
+    if wanted == "auto" and device is None:
+        status = vllm_status()
+        if status.usable:
+            from harness.models.vllm_backend import VLLMBackend
+
+            return VLLMBackend.from_spec(spec)
+        print(f"codeeval: generating with transformers: {status.reason}", file=sys.stderr)
     return transformers_backend(spec, dtype=dtype, device=device)
 
 

