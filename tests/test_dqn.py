@@ -432,3 +432,12 @@ def test_an_evaluation_run_records_prompts_and_completions_for_the_trainer(
         (f"T/{i}", rows[i]["prompt"], samples[i]["completion"]) for i in range(3)
     ]
     assert episodes[0].reward < episodes[1].reward == episodes[2].reward
+
+
+def test_code_levels_scores_a_decoded_answer_with_no_def() -> None:
+    """A decoded answer without any ``def`` that does not parse crashed the code_levels reward
+    (found by the CPU run's held-out decoding); it scores as code without functions."""
+    from harness.reward.presets import lenient_functions
+
+    assert lenient_functions("Here is the answer:\n```\nsum(x for x in y\n") == {}
+    assert set(lenient_functions("def f(:\n  pass\ndef g():\n    return 1\n")) == {"g"}

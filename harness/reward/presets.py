@@ -173,6 +173,8 @@ def lenient_functions(program: str) -> dict[str, Any]:
     """Top-level functions of a program that does not parse, each def parsed on its own."""
     starts = [m.start() for m in DEF_RE.finditer(program)]
     found: dict[str, Any] = {}
+    if not starts:  # no def at all (prose, a bare expression): no function to find
+        return found
     for start, end in zip(starts, [*starts[1:], len(program)], strict=True):
         chunk = program[start:end]
         # Cut trailing module-level lines (they would belong to no function).
