@@ -386,8 +386,10 @@ MISSING = {
     "reward parts": "No named reward parts were logged (the reward preset has none, or the "
     "trainer logs the total only).",
     "losses": "No loss was logged.",
-    "KL": "No KL divergence was logged (this trainer logs it only with a KL penalty).",
-    "clip fraction": "No clip fraction was logged (this trainer does not clip ratios).",
+    "KL": "No KL divergence was logged (MAGRPO logs it with a KL penalty, beta > 0; a "
+    "value-based run has none).",
+    "clip fraction": "No clip fraction was logged (only ratio-clipping trainers, PPO and TRL's "
+    "GRPO, have one).",
     "completion length": "No completion length was logged.",
 }
 
