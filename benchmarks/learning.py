@@ -3,6 +3,8 @@
     python benchmarks/learning.py                      # curve (MAGRPO if present) + timing
     python benchmarks/learning.py --trainer grpo --steps 30
     python benchmarks/learning.py --skip-curve --timing-steps 3
+    # rollouts through vLLM (LoRA adapters handed over each step) against transformers'
+    python benchmarks/learning.py --rollouts --skip-curve --skip-timing --reward length
     # the curve in the closing note (~14 min on 2 idle cores): the same 2 prompts every step
     python benchmarks/learning.py --trainer magrpo --tasks HumanEval/53,HumanEval/23 \
         --buffer 2 --steps 20 --max-new-tokens 64 --threads 2 --skip-timing
@@ -13,6 +15,9 @@
 2. **Step time**: seconds per step of TRL's ``GRPOTrainer`` (through ``trainers.grpo``) and of
    ``trainers.magrpo`` (2 agents, aligned, 1 turn) at the same model, G and max new tokens and
    the same reward; MAGRPO's time per agent should be at most 1.3x TRL's step.
+3. **Rollout engines** (``--rollouts``): MAGRPO (2 agents, G=4, 128 new tokens) with
+   transformers rollouts and with vLLM rollouts at the same settings: the rollout phase and the
+   whole step, medians over the steps after the first (targets: rollouts >= 4x, step >= 2x).
 
 ``--reward harness`` (default) scores with the harness (``harness.evaluate``); ``--reward
 length`` uses a cheap text reward so the timing isolates the trainers themselves.
@@ -124,6 +129,7 @@ def run_magrpo(
     lr: float = 1e-3,
     tasks: list[str] | None = None,
     buffer: int = 1,
+    rollout_backend: str = "transformers",
 ) -> list[dict[str, Any]]:
     """MAGRPO for ``steps`` steps; one record per step (joint reward, step seconds).
 
@@ -150,6 +156,7 @@ def run_magrpo(
             "output.save_interval=0",
             "output.save_final_model=false",
             "logging.progress_bar=false",
+            f"model.rollout_backend={rollout_backend}",
         ],
     )
     trainer = MAGRPOTrainer(
@@ -159,7 +166,8 @@ def run_magrpo(
         eval_problems=[],
     )
     records = trainer.train()
-    return [{"reward": r.get("reward_mean"), "step_s": r.get("step_s")} for r in records]
+    keys = ("reward_mean", "step_s", "rollout_s", "sync_s")
+    return [{k.replace("_mean", ""): r.get(k) for k in keys} for r in records]
 
 
 def have_magrpo() -> bool:
@@ -203,6 +211,46 @@ def timing(steps: int, g: int, tokens: int, reward: str, tmp: Path) -> dict[str,
     return {"grpo_step_s": grpo_s, "magrpo_step_s": magrpo_s, "ratio_per_agent": ratio}
 
 
+ROLLOUT_TARGET, STEP_TARGET = 4.0, 2.0
+
+
+def rollout_timing(
+    steps: int, g: int, tokens: int, reward: str, buffer: int, tmp: Path
+) -> dict[str, float]:
+    """MAGRPO steps with transformers rollouts, then with vLLM rollouts, same settings."""
+    found: dict[str, float] = {}
+    for backend in ("transformers", "vllm"):
+        started = time.perf_counter()
+        records = run_magrpo(
+            steps + 1, g, tokens, reward, tmp / f"r_{backend}", agents=2, buffer=buffer,
+            rollout_backend=backend,
+        )  # fmt: skip
+        found[f"{backend}_total_s"] = time.perf_counter() - started
+        for key in ("rollout_s", "step_s", "sync_s"):
+            values = [r[key] for r in records[1:] if r.get(key) is not None]
+            found[f"{backend}_{key}"] = statistics.median(values) if values else 0.0
+    rollout_x = found["transformers_rollout_s"] / found["vllm_rollout_s"]
+    step_x = found["transformers_step_s"] / found["vllm_step_s"]
+    print(
+        f"\n== rollout engines (MAGRPO, 2 agents, G={g}, {buffer} prompts per step, "
+        f"max_new_tokens={tokens}, reward={reward}, median of {steps} steps after the first)"
+    )
+    print("                 rollout s   step s   adapter sync s   run incl. start-up s")
+    for backend in ("transformers", "vllm"):
+        print(
+            f"{backend:15s} {found[f'{backend}_rollout_s']:9.2f} {found[f'{backend}_step_s']:8.2f}"
+            f" {found[f'{backend}_sync_s']:16.3f} {found[f'{backend}_total_s']:21.1f}"
+        )
+    for name, value, target in (
+        ("rollout", rollout_x, ROLLOUT_TARGET),
+        ("step", step_x, STEP_TARGET),
+    ):
+        verdict = "meets" if value >= target else "MISSES"
+        print(f"vLLM speed-up, {name:7s} {value:6.2f}x  ({verdict} the target >= {target}x)")
+    found.update(rollout_speedup=rollout_x, step_speedup=step_x)
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trainer", choices=["auto", "grpo", "magrpo"], default="auto")
@@ -217,6 +265,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     parser.add_argument("--tasks", help="comma-separated HumanEval task ids (default: 8 easy ones)")
     parser.add_argument("--buffer", type=int, default=1, help="MAGRPO prompts per step")
+    parser.add_argument(
+        "--rollouts", action="store_true", help="compare transformers and vLLM rollouts"
+    )
+    parser.add_argument("--rollout-tokens", type=int, default=128, help="--rollouts' new tokens")
+    parser.add_argument("--rollout-buffer", type=int, default=4, help="--rollouts' prompts/step")
     args = parser.parse_args(argv)
 
     import torch
@@ -252,6 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results["timing"] = timing(
                     args.timing_steps, args.generations, args.max_new_tokens, args.reward, tmp
                 )
+        if args.rollouts:
+            results["rollouts"] = rollout_timing(
+                args.timing_steps, args.generations, args.rollout_tokens, args.reward,
+                args.rollout_buffer, tmp,
+            )  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

@@ -80,10 +80,25 @@ class ModelSettings:
     gradient_checkpointing: bool = help_field(
         False, help="trade compute for memory in the backward pass"
     )
+    rollout_backend: Literal["transformers", "vllm"] = help_field(
+        "transformers",
+        help="what samples rollouts: the training model (transformers), or vLLM with the "
+        "current LoRA adapters handed to it after every update (needs lora.enabled)",
+    )
 
     def __post_init__(self) -> None:
         if not self.name:
             raise invalid("name", "is empty; give a model name or path (model.name=...)")
+        if self.rollout_backend not in ("transformers", "vllm"):
+            raise invalid(
+                "rollout_backend", f"is {self.rollout_backend!r}; use transformers or vllm"
+            )
+        if self.rollout_backend == "vllm" and not self.lora.enabled:
+            raise invalid(
+                "rollout_backend",
+                "is vllm but lora.enabled is false: vLLM receives the trained weights as LoRA "
+                "adapters; enable LoRA (model.lora.enabled=true) or use transformers rollouts",
+            )
 
 
 def parse_split(text: str) -> tuple[str, str | None, str | None]:

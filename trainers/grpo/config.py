@@ -82,6 +82,15 @@ class GRPORunConfig(TrainerConfig):
         self.require_single_turn("GRPO")
         if self.grpo.use_vllm and self.model.device == "cpu":
             raise invalid("grpo.use_vllm", "vLLM needs a GPU; set grpo.use_vllm=false on CPU")
+        if self.model.rollout_backend == "vllm":
+            # TRL's own vLLM path (grpo.use_vllm) syncs weights over NCCL, so it needs CUDA; on
+            # this project's CPU path GRPO keeps transformers rollouts.
+            raise invalid(
+                "model.rollout_backend",
+                "is vllm, which MAGRPO and PPO use; GRPO samples through TRL: set "
+                "grpo.use_vllm=true on a GPU (TRL's vLLM, up to 0.31), or keep "
+                "model.rollout_backend=transformers on the CPU",
+            )
 
 
 LEGACY_FLAGS: list[LegacyFlag] = [

@@ -15,7 +15,8 @@ from typing import Any
 
 from harness.records import Problem, Sample
 from trainers.common.policy import AgentPolicy
-from trainers.common.sampling import encode_prompts, generate, render_prompt
+from trainers.common.rollout_engine import RolloutEngine, TransformersRollouts
+from trainers.common.sampling import encode_prompts, render_prompt
 from trainers.magrpo.joint import JointAction, joint_actions
 from trainers.magrpo.returns import should_expand
 from trainers.magrpo.roles import Roles, Turn
@@ -105,19 +106,16 @@ class _Branch:
 
 
 def _sample_agent(
-    agent: AgentPolicy, prompts: list[str], settings: RolloutSettings, n: int
+    agent: AgentPolicy,
+    prompts: list[str],
+    settings: RolloutSettings,
+    n: int,
+    engine: RolloutEngine | None = None,
 ) -> list[list[Any]]:
     tok = agent.tokenizer
     ids = encode_prompts(tok, [render_prompt(tok, p) for p in prompts], settings.max_prompt_tokens)
-    agent.activate()
-    return generate(
-        agent.model,
-        tok,
-        ids,
-        n,
-        settings.max_new_tokens,
-        settings.temperature,
-        settings.top_p,
+    return (engine or TransformersRollouts()).sample(
+        agent, ids, n, settings.max_new_tokens, settings.temperature, settings.top_p
     )
 
 
@@ -138,6 +136,7 @@ def rollout(
     feedback: FeedbackFn | None,
     settings: RolloutSettings,
     tag: str = "",
+    engine: RolloutEngine | None = None,
 ) -> list[Episode]:
     """Sample and score the rollout trees of ``problems`` (turn by turn, batched per agent)."""
     episodes = [Episode(p) for p in problems]
@@ -150,7 +149,7 @@ def rollout(
         per_agent = []
         for a, agent in enumerate(agents):
             prompts = [roles.prompt(b.episode.problem, a, b.histories[a]) for b in branches]
-            per_agent.append((prompts, _sample_agent(agent, prompts, settings, n)))
+            per_agent.append((prompts, _sample_agent(agent, prompts, settings, n, engine)))
         new_nodes: list[tuple[_Branch, Node, int]] = []
         for i, branch in enumerate(branches):
             ep = branch.episode

@@ -32,6 +32,7 @@ from trainers.common.checkpoint import (
 from trainers.common.config import to_dict
 from trainers.common.logger import MetricsLogger
 from trainers.common.policy import AgentPolicy, create_policies
+from trainers.common.rollout_engine import close_engine, make_rollout_engine
 from trainers.common.sampling import token_logprobs
 from trainers.magrpo.config import MAGRPOConfig
 from trainers.magrpo.harness_io import eval_metrics, harness_feedback, harness_scorer, load_split
@@ -77,6 +78,9 @@ class MAGRPOTrainer:
             config.dataset.suite, self.settings.num_agents, self.settings.split_strategy
         )
         self.agents = list(agents) if agents is not None else self._create_agents()
+        self.engine = make_rollout_engine(
+            config.model.rollout_backend, config.model.name, self.agents, config.seed
+        )
         self.optimizers = {
             a.name: torch.optim.AdamW(
                 a.parameters(),
@@ -264,6 +268,7 @@ class MAGRPOTrainer:
             self.feedback,
             self.rollout_settings(),
             tag=f"train{self.step}",
+            engine=self.engine,
         )
         rollout_s = time.perf_counter() - started
         kls = self._attach_kl(episodes) if s.beta > 0 else []
@@ -295,6 +300,9 @@ class MAGRPOTrainer:
             if s.beta > 0:
                 metrics[agent.name]["reference_kl_mean"] = _mean([c.kl for c in comps])
         metrics["loss"] = _mean([metrics[a.name]["loss"] for a in self.agents])
+        synced = time.perf_counter()
+        self.engine.sync(self.agents)  # the next rollouts sample from the updated adapters
+        metrics["sync_s"] = time.perf_counter() - synced
         metrics["rollout_s"] = rollout_s
         metrics["step_s"] = time.perf_counter() - started
         return metrics
@@ -356,6 +364,7 @@ class MAGRPOTrainer:
             self.feedback,
             self.rollout_settings(evaluation=True),
             tag=f"eval{self.step}",
+            engine=self.engine,
         )
         return eval_metrics(
             episodes, self.settings.eval_k, self.settings.num_turns, self.settings.gamma
@@ -385,6 +394,7 @@ class MAGRPOTrainer:
         self.step = state["trainer_state"]["step"]
         self.epoch = state["trainer_state"]["epoch"]
         self.position = state["trainer_state"]["position"]
+        self.engine.sync(self.agents)  # resumed adapters, not the fresh ones, sample next
 
     def save_final(self) -> None:
         if self.rank != 0:
@@ -439,6 +449,7 @@ class MAGRPOTrainer:
         if self.config.output.save_final_model:
             self.save_final()
         self.logger.close()
+        close_engine(self.engine)
         return records
 
 

@@ -18,6 +18,7 @@ the prompts carry the earlier turns' completions, so the joint state holds them)
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,8 @@ from trainers.common import checkpoint as ckpt
 from trainers.common.config import to_dict
 from trainers.common.logger import MetricsLogger
 from trainers.common.policy import AgentPolicy, create_policies
-from trainers.common.sampling import encode_prompts, generate, render_prompt
+from trainers.common.rollout_engine import close_engine, make_rollout_engine
+from trainers.common.sampling import encode_prompts, render_prompt
 from trainers.grpo.data import prompt_text, usable
 from trainers.grpo.reward import HarnessReward
 from trainers.ppo import core
@@ -180,6 +182,10 @@ class PPOTrainer:
             raise ValueError("ppo.critic=central: pass the critic's policy with the agents")
         self.agents = agents
         self.critic = critic if self.central else None
+        # The critic never samples: only the agents' adapters go to the rollout engine.
+        self.engine = make_rollout_engine(
+            config.model.rollout_backend, config.model.name, self.agents, config.seed
+        )
         first = self.agents[0].model
         hidden = (
             first.config.hidden_size
@@ -257,14 +263,8 @@ class PPOTrainer:
             render_prompt(agent.tokenizer, self.prompt_for(agent_index, q)) for q in problems
         ]
         ids = encode_prompts(agent.tokenizer, rendered, p.max_prompt_tokens)
-        groups = generate(
-            agent.model,
-            agent.tokenizer,
-            ids,
-            p.samples_per_prompt,
-            p.max_new_tokens,
-            p.temperature,
-            p.top_p,
+        groups = self.engine.sample(
+            agent, ids, p.samples_per_prompt, p.max_new_tokens, p.temperature, p.top_p
         )
         flat = [g for group in groups for g in group]
         return flat, [g.text for g in flat]
@@ -405,7 +405,9 @@ class PPOTrainer:
     def train_step(self) -> dict[str, Any]:
         """One rollout batch and the PPO updates of every agent; returns the step's metrics."""
         problems = self.batch_problems(self.step)
+        started = time.perf_counter()
         per_agent = [self.rollout(i, problems) for i in range(len(self.agents))]
+        rollout_s = time.perf_counter() - started
         task_ids = [q.task_id for q in problems for _ in range(self.config.ppo.samples_per_prompt)]
         raw = self.joint_reward(task_ids, [texts for _, texts in per_agent])
         keep = [i for i, r in enumerate(raw) if r is not None]  # infrastructure errors: masked
@@ -429,6 +431,11 @@ class PPOTrainer:
                 metrics["agents"][agent.name] = stats
             if critic_roll is not None:
                 metrics["critic"] = self.update_critic(critic_roll)
+            synced = time.perf_counter()
+            self.engine.sync(self.agents)  # the next rollouts sample from the updated adapters
+            metrics["sync_s"] = time.perf_counter() - synced
+        metrics["rollout_s"] = rollout_s
+        metrics["step_s"] = time.perf_counter() - started
         self.step += 1
         return metrics
 
@@ -463,6 +470,7 @@ class PPOTrainer:
         folder = ckpt.resolve_checkpoint(path, self.config.output.dir)
         state = ckpt.load_checkpoint(folder, self.trained_params(), self.optimizers)
         self.step = int(state["step"])
+        self.engine.sync(self.agents)  # resumed adapters, not the fresh ones, sample next
 
     def train(self) -> list[dict[str, Any]]:
         out = self.config.output
@@ -481,4 +489,5 @@ class PPOTrainer:
                 if a.name in self.heads:
                     torch.save(self.heads[a.name].state_dict(), final / a.name / "value_head.pt")
         self.logger.close()
+        close_engine(self.engine)
         return history
