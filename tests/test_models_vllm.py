@@ -76,6 +76,25 @@ def test_registry_checks_the_engine_settings(
     assert spec.backend == "auto" and spec.vllm == {"tensor_parallel_size": 2}
 
 
+def test_engine_settings_per_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.models.vllm_backend import engine_kwargs
+
+    (tmp_path / "m.yaml").write_text(
+        "name: m\nsource: s\nvllm:\n  max_model_len: 2048\n"
+        "  cuda:\n    gpu_memory_utilization: 0.5\n    tensor_parallel_size: 2\n"
+    )
+    monkeypatch.setenv("CODEEVAL_MODEL_CONFIGS", str(tmp_path))
+    spec = resolve_model("m")
+    cuda, cpu = engine_kwargs(spec, "cuda"), engine_kwargs(spec, "cpu")
+    assert (cuda["gpu_memory_utilization"], cuda["tensor_parallel_size"]) == (0.5, 2)
+    # On the CPU build that share would be of all RAM: it stays out; the CPU defaults apply.
+    assert "gpu_memory_utilization" not in cpu and cpu["dtype"] == "bfloat16"
+    assert cuda["max_model_len"] == cpu["max_model_len"] == 2048
+    (tmp_path / "m.yaml").write_text("name: m\nsource: s\nvllm:\n  cuda:\n    gpus: 2\n")
+    with pytest.raises(RegistryError, match=r"field 'vllm.cuda' has unknown setting.*gpus"):
+        resolve_model("m")
+
+
 def test_a_vllm_server_spec_names_the_model_it_serves() -> None:
     spec = resolve_model("vllm-server:smollm2-135m")
     plain = resolve_model("smollm2-135m")

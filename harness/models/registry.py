@@ -35,6 +35,7 @@ VLLM_SETTINGS: tuple[str, ...] = (
     "enable_prefix_caching",
     "max_lora_rank",
 )
+VLLM_DEVICES: tuple[str, ...] = ("cpu", "cuda")  # per-device sub-mappings of ``vllm:``
 
 # The repository's configs folder (the project is installed editable); CODEEVAL_MODEL_CONFIGS
 # points elsewhere, e.g. for an installed wheel or a user's own registry.
@@ -109,14 +110,10 @@ def _spec_from_file(path: Path) -> ModelSpec:
     if not isinstance(sampling, dict):
         raise RegistryError(f"{path}: field 'sampling' must be a mapping")
     engine = data.get("vllm") or {}
-    if not isinstance(engine, dict):
-        raise RegistryError(f"{path}: field 'vllm' must be a mapping")
-    unknown_engine = sorted(set(engine) - set(VLLM_SETTINGS))
-    if unknown_engine:
-        raise RegistryError(
-            f"{path}: field 'vllm' has unknown setting(s) {unknown_engine}; "
-            f"known: {list(VLLM_SETTINGS)}"
-        )
+    _check_engine_settings(path, "vllm", engine)
+    for device in VLLM_DEVICES:
+        if device in engine:
+            _check_engine_settings(path, f"vllm.{device}", engine[device], nested=False)
     return ModelSpec(
         **{
             **data,
@@ -127,6 +124,18 @@ def _spec_from_file(path: Path) -> ModelSpec:
             "path": path,
         }
     )
+
+
+def _check_engine_settings(path: Path, name: str, settings: Any, nested: bool = True) -> None:
+    """``vllm:`` holds engine settings, and per-device ones under ``cpu:`` / ``cuda:``."""
+    if not isinstance(settings, dict):
+        raise RegistryError(f"{path}: field '{name}' must be a mapping")
+    allowed = set(VLLM_SETTINGS) | (set(VLLM_DEVICES) if nested else set())
+    unknown = sorted(set(settings) - allowed)
+    if unknown:
+        raise RegistryError(
+            f"{path}: field '{name}' has unknown setting(s) {unknown}; known: {sorted(allowed)}"
+        )
 
 
 def list_models() -> dict[str, ModelSpec]:

@@ -96,7 +96,9 @@ def vllm_usable() -> bool:
 
 
 def engine_kwargs(spec: ModelSpec, device: str) -> dict[str, Any]:
-    """``LLM(...)`` / ``vllm serve`` settings: the device's defaults, then the registry's ``vllm``."""
+    """``LLM(...)`` / server settings: the device's defaults, then the registry's ``vllm``
+    settings, then its ``vllm.<device>`` ones (``gpu_memory_utilization`` means a share of
+    the GPU's memory on CUDA but of all RAM on the CPU build, so it belongs under ``cuda:``)."""
     if device == "cpu":
         # bfloat16 runs on AVX-512 BF16; eager mode loads in ~30 s instead of ~85 s for the
         # same speed on this build.
@@ -108,7 +110,8 @@ def engine_kwargs(spec: ModelSpec, device: str) -> dict[str, Any]:
         }
     else:
         defaults = {"dtype": "auto", "gpu_memory_utilization": 0.85, "tensor_parallel_size": 1}
-    return {**defaults, **spec.vllm}
+    shared = {k: v for k, v in spec.vllm.items() if k not in ("cpu", "cuda")}
+    return {**defaults, **shared, **spec.vllm.get(device, {})}
 
 
 def quiet_vllm() -> None:
