@@ -148,6 +148,11 @@ ANSWERS = {
     "    return sep.join(re.findall('[a-z0-9]+', text.lower()))\n```\n",
     "with_helper": "def aux(text):\n    return [w for w in SEPARATORS.split(_clean(text)) if w]\n\n\n"
     "def slugify(text, sep='-'):\n    return sep.join(aux(text))\n",  # MAGRPO's helper + main
+    # a chat answer: the package's own imports (absolute and relative) and a new import
+    "imports": "```python\nimport minipkg\nfrom .text import _clean\nimport string\n\n\n"
+    "def slugify(text, sep='-'):\n    allowed = set(string.ascii_lowercase + string.digits)\n"
+    "    cleaned = ''.join(c if c in allowed else ' ' for c in _clean(text))\n"
+    "    return sep.join(cleaned.split())\n```\n",
     "wrong": "    return text.lower().replace(' ', sep)\n",
     "stub": "    raise NotImplementedError\n",
     "exit_early": "    import os\n    os._exit(0)\n",
@@ -194,6 +199,7 @@ def test_wrong_and_adversarial_answers_fail(pytester: pytest.Pytester, mined: di
         "right": "passed",
         "whole": "passed",
         "with_helper": "passed",
+        "imports": "passed",
         "wrong": "failed",
         "stub": "failed",
         "exit_early": "failed",

@@ -94,8 +94,9 @@ def _mined_body(program: str, spec: dict) -> str:
 
 
 def _mined_helpers(program: str, module_text: str, spec: dict) -> str:
-    """Top-level functions and classes of the answer that the module lacks (an ``aux`` helper
-    another agent wrote), as source to append to the module copy; the target is not one."""
+    """Top-level functions, classes and imports of the answer that the module lacks (an
+    ``aux`` helper another agent wrote, ``import re`` its body needs), as source to append to
+    the module copy; the target is not one."""
     try:
         answer, module = _ast.parse(program), _ast.parse(module_text)
     except SyntaxError:
@@ -113,6 +114,15 @@ def _mined_helpers(program: str, module_text: str, spec: dict) -> str:
         if isinstance(node, kinds) and node.name not in known:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             extra.append("\n".join(lines[first - 1 : node.end_lineno]))
+        elif isinstance(node, (_ast.Import, _ast.ImportFrom)) and node.col_offset == 0:
+            bound = {(a.asname or a.name).split(".")[0] for a in node.names}
+            if (
+                "*" not in bound
+                and not bound <= known
+                and not (isinstance(node, _ast.ImportFrom) and node.module == "__future__")
+            ):
+                extra.append("\n".join(lines[node.lineno - 1 : node.end_lineno]))
+                known |= bound
     return "".join("\n\n" + text + "\n" for text in extra)
 
 
@@ -177,6 +187,9 @@ def __mined_check__(test_id: str) -> None:
         try:
             with open(__file__) as fh:
                 program = fh.read()
+            setup = spec.get("program_setup", "")
+            if setup and program.startswith(setup):
+                program = program[len(setup) :]  # the harness's stand-ins, not the answer
             body = _mined_body(program, spec)
             root = _mined_unpack(spec)
             target = _os.path.join(root, spec["path"])

@@ -233,6 +233,13 @@ def report_path(suite: Path) -> Path:
     return suite.with_name(suite.stem + ".report.json")
 
 
+def _package_of(module: ModuleInfo) -> str:
+    """The package a relative import in this module resolves against."""
+    if module.path.endswith("__init__.py"):
+        return module.module
+    return module.module.rpartition(".")[0]
+
+
 def _rank_tests(target: Target, tests: list[str], doctests: set[str]) -> list[str]:
     """Tests most about this function first: its own doctest, tests named after it, other
     tests, then other functions' doctests (which only pass through it)."""
@@ -279,7 +286,11 @@ def _problem(
         "hole_line": target.hole_start,
         "indent": target.indent,
         "pythonpath": pythonpath,
-        "program_setup": program_setup(target.header_names),
+        "program_setup": program_setup(
+            target.header_names,
+            [m.module.split(".")[0] for m in modules.values() if m.module],
+            _package_of(module),
+        ),
         "repository_zip": pack(files, {target.path: hole_module(module.text, target)}),
     }
     setup = record["program_setup"]  # as the plugin assembles it: setup + prompt + completion

@@ -8,6 +8,7 @@ outcome; the first check of a sample runs the problem's tests once, the others r
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,23 +21,50 @@ FIRST_CASE_TIMEOUT_S = 60.0  # the whole test session; calibration replaces it w
 CASE_TIMEOUT_S = 5.0
 
 
-def program_setup(header_names: tuple[str, ...] | list[str]) -> str:
-    """Code before the prompt so that its stub runs alone: annotations are not evaluated, and
-    each module name a default uses stands for itself (the checks run the real module)."""
-    lines = ["from __future__ import annotations"]
-    if header_names:
-        lines += [
-            "",
-            "",
-            "class _RepositoryName:  # a name of the repository the stub's defaults use",
-            "    def __getattr__(self, name): return self",
-            "    def __call__(self, *args, **kwargs): return self",
-            "    def __getitem__(self, key): return self",
-            "",
-            "",
-            *(f"{name} = _RepositoryName()" for name in header_names),
-        ]
-    return "\n".join(lines) + "\n"
+_STANDINS = """
+import importlib.abc as _abc
+import importlib.machinery as _machinery
+import sys as _sys
+import types as _types
+
+
+class _RepositoryName:  # stands for a name of the repository while the answer loads
+    def __getattr__(self, name): return self
+    def __call__(self, *args, **kwargs): return self
+    def __getitem__(self, key): return self
+
+
+class _RepositoryModules(_abc.MetaPathFinder, _abc.Loader):
+    # The answer loads outside the repository; its body runs in the module copy, where the
+    # repository's imports are real. Here they are stand-ins, so `import pkg` cannot fail.
+    def __init__(self, packages): self.packages = packages
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.packages:
+            return _machinery.ModuleSpec(name, self, is_package=True)
+        return None
+    def create_module(self, spec):
+        module = _types.ModuleType(spec.name)
+        module.__path__ = []
+        module.__getattr__ = lambda attr: _RepositoryName()
+        return module
+    def exec_module(self, module): pass
+
+
+_sys.meta_path.append(_RepositoryModules(PACKAGES))
+"""
+
+
+def program_setup(header_names: Sequence[str], packages: Sequence[str], package: str) -> str:
+    """Code before the prompt so that an answer loads on its own, outside the repository:
+    annotations are not evaluated, the module names the header's defaults use and the
+    repository's packages are stand-ins, and relative imports resolve against ``package``.
+    The checks then run the answer's body in the real module copy."""
+    text = "from __future__ import annotations\n" + _STANDINS.replace(
+        "PACKAGES", repr(sorted(set(packages)))
+    )
+    if package:
+        text += f"__package__ = {package!r}  # the answer's relative imports\n"
+    return text + "".join(f"{name} = _RepositoryName()\n" for name in header_names)
 
 
 @cache
@@ -58,6 +86,7 @@ def check_spec(record: dict[str, Any]) -> dict[str, Any]:
         "doctest": bool(record.get("doctest")),
         "pythonpath": list(record.get("pythonpath", [])),
         "reporter": inside_source("inside_reporter"),
+        "program_setup": record.get("program_setup") or "",
     }
 
 
