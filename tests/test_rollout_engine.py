@@ -14,9 +14,11 @@ from trainers.common.sections import LoraSettings, ModelSettings
 needs_vllm = pytest.mark.skipif(not vllm_usable(), reason=vllm_status().reason or "vLLM runs")
 
 
-def test_vllm_rollouts_need_lora_adapters() -> None:
-    with pytest.raises(InvalidSetting, match="is vllm but lora.enabled is false"):
-        ModelSettings(rollout_backend="vllm", lora=LoraSettings(enabled=False))
+def test_lora_sync_needs_lora_adapters() -> None:
+    with pytest.raises(InvalidSetting, match="is lora but lora.enabled is false"):
+        ModelSettings(rollout_backend="vllm", vllm_sync="lora", lora=LoraSettings(enabled=False))
+    # Merged weights need no adapter: full-weight training samples through vLLM too.
+    ModelSettings(rollout_backend="vllm", lora=LoraSettings(enabled=False))
 
 
 def test_grpo_says_where_its_vllm_path_is() -> None:
@@ -28,14 +30,17 @@ def test_grpo_says_where_its_vllm_path_is() -> None:
 
 @pytest.mark.slow
 @needs_vllm
-def test_sampled_text_changes_only_once_the_update_is_synced() -> None:
+@pytest.mark.parametrize("sync", ["merged", "lora"])
+def test_sampled_text_changes_only_once_the_update_is_synced(sync: str) -> None:
     from trainers.common.policy import create_policies
-    from trainers.common.rollout_engine import VLLMRollouts
+    from trainers.common.rollout_engine import close_engine, make_rollout_engine
     from trainers.common.sampling import encode_prompts, render_prompt, token_logprobs
 
-    settings = ModelSettings(name="smollm2-135m", device="cpu", rollout_backend="vllm")
+    settings = ModelSettings(
+        name="smollm2-135m", device="cpu", rollout_backend="vllm", vllm_sync=sync
+    )
     first, second = create_policies(settings, ["first", "second"])
-    engine = VLLMRollouts(settings.name, [first, second], seed=3)
+    engine = make_rollout_engine("vllm", settings.name, [first, second], seed=3, sync=sync)
     try:
         tok = first.tokenizer
         ids = encode_prompts(tok, [render_prompt(tok, "Write a Python function add(a, b).")], 256)
@@ -64,4 +69,4 @@ def test_sampled_text_changes_only_once_the_update_is_synced() -> None:
         )
         assert mask.sum() > 0 and all(math.isfinite(v) for v in logps[mask > 0].tolist())
     finally:
-        engine.close()
+        close_engine(engine)

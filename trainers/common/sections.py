@@ -82,8 +82,14 @@ class ModelSettings:
     )
     rollout_backend: Literal["transformers", "vllm"] = help_field(
         "transformers",
-        help="what samples rollouts: the training model (transformers), or vLLM with the "
-        "current LoRA adapters handed to it after every update (needs lora.enabled)",
+        help="what samples rollouts: the training model (transformers), or vLLM kept in step "
+        "with the training model after every update (see vllm_sync)",
+    )
+    vllm_sync: Literal["merged", "lora"] = help_field(
+        "merged",
+        help="how vLLM gets the current policy: merged (the agent's weights, LoRA delta merged "
+        "in, loaded into vLLM in place; base-model speed) or lora (vLLM's LoRA support, an "
+        "adapter per agent; needs lora.enabled, slower per token on the CPU)",
     )
 
     def __post_init__(self) -> None:
@@ -93,11 +99,13 @@ class ModelSettings:
             raise invalid(
                 "rollout_backend", f"is {self.rollout_backend!r}; use transformers or vllm"
             )
-        if self.rollout_backend == "vllm" and not self.lora.enabled:
+        if self.vllm_sync not in ("merged", "lora"):
+            raise invalid("vllm_sync", f"is {self.vllm_sync!r}; use merged or lora")
+        if self.rollout_backend == "vllm" and self.vllm_sync == "lora" and not self.lora.enabled:
             raise invalid(
-                "rollout_backend",
-                "is vllm but lora.enabled is false: vLLM receives the trained weights as LoRA "
-                "adapters; enable LoRA (model.lora.enabled=true) or use transformers rollouts",
+                "vllm_sync",
+                "is lora but lora.enabled is false: there is no adapter to hand to vLLM; enable "
+                "LoRA (model.lora.enabled=true) or use vllm_sync=merged",
             )
 
 

@@ -79,7 +79,11 @@ class MAGRPOTrainer:
         )
         self.agents = list(agents) if agents is not None else self._create_agents()
         self.engine = make_rollout_engine(
-            config.model.rollout_backend, config.model.name, self.agents, config.seed
+            config.model.rollout_backend,
+            config.model.name,
+            self.agents,
+            config.seed,
+            config.model.vllm_sync,
         )
         self.optimizers = {
             a.name: torch.optim.AdamW(

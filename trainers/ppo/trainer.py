@@ -184,7 +184,11 @@ class PPOTrainer:
         self.critic = critic if self.central else None
         # The critic never samples: only the agents' adapters go to the rollout engine.
         self.engine = make_rollout_engine(
-            config.model.rollout_backend, config.model.name, self.agents, config.seed
+            config.model.rollout_backend,
+            config.model.name,
+            self.agents,
+            config.seed,
+            config.model.vllm_sync,
         )
         first = self.agents[0].model
         hidden = (
