@@ -86,7 +86,10 @@ def evaluate(
     root = out / "suite"
     root.mkdir(parents=True, exist_ok=True)
     # The sandbox that probes and calibrates is the one the suite runs in (its folder hidden).
-    sandbox_settings = SandboxSettings(memory_mb=memory_mb, hide_paths=(str(root),))
+    from harness.mining.problem import hide_paths as mined_repositories
+
+    mined = mined_repositories(problems)  # original repositories of mined problems
+    sandbox_settings = SandboxSettings(memory_mb=memory_mb, hide_paths=(*mined, str(root)))
     check_sandbox(sandbox_settings)  # SandboxUnusable: one message, why and what to do
     sandbox = shared_sandbox(sandbox_settings)
     needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
@@ -96,6 +99,7 @@ def evaluate(
     settings = SuiteSettings(
         memory_mb=memory_mb,
         coverage=bool(reward_config is not None and reward_config.needs_coverage),
+        hide_paths=mined,
     )
     compiled = compile_suite(timed, _unique_ids(samples), root, settings)
     if workers or pytest_session:

@@ -71,7 +71,10 @@ class EvalSession:
         # (the data folder and the suite hidden), so -n 0 starts one fork server, not three.
         data_dir = config.getoption("llm_data_dir")
         self.root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
-        hide = (*([data_dir] if data_dir else []), str(self.root))
+        from harness.mining.problem import hide_paths as mined_repositories
+
+        mined = mined_repositories(problems)  # original repositories of mined problems
+        hide = (*([data_dir] if data_dir else []), *mined, str(self.root))
         sandbox = shared_sandbox(usable_sandbox_settings(memory_mb, hide))
         needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
         override = config.getoption("llm_timeout")
@@ -82,7 +85,7 @@ class EvalSession:
         settings = SuiteSettings(
             memory_mb=memory_mb,
             coverage=needs_coverage,
-            hide_paths=[data_dir] if data_dir else [],
+            hide_paths=[*([data_dir] if data_dir else []), *mined],
             reward=reward,
             extra={
                 "suites": config.getoption("llm_eval").split(","),

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from harness.mining import MineOptions, mine
 from harness.mining.snapshot import unpack
+from harness.sandbox import bwrap_available
 from suites import load_suite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -230,3 +233,33 @@ def test_codeeval_mine_command(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=60,
     )  # fmt: skip
     assert bad.returncode == 2 and "nope: not a folder" in bad.stderr
+
+
+@pytest.mark.bwrap
+@pytest.mark.skipif(not bwrap_available(), reason="hiding folders needs bubblewrap")
+def test_the_original_repository_is_hidden_from_candidates(pytester: pytest.Pytester) -> None:
+    """A repository outside the folders the sandbox always hides (/var/tmp here): a candidate
+    that opens its original module by absolute path finds nothing there."""
+    outside = Path(tempfile.mkdtemp(prefix="codeeval-mining-", dir="/var/tmp"))
+    try:
+        repo = outside / "mining_repo"
+        shutil.copytree(FIXTURE, repo)
+        suite = pytester.path / "suite.jsonl"
+        mine(repo, suite, MineOptions(select="text.py::slugify"))
+        peek = (
+            "    import os\n"
+            f"    path = {str(repo / 'minipkg' / 'text.py')!r}\n"
+            "    if os.path.exists(path) and 'SEPARATORS' + '.split(' in open(path).read():\n"
+            "        words = getattr(SEPARATORS, 'split')(_clean(text))\n"
+            "        return sep.join(w for w in words if w)\n"
+            "    raise RuntimeError('the original repository is hidden')\n"
+        )
+        samples = pytester.path / "samples.jsonl"
+        samples.write_text(json.dumps({"task_id": SLUGIFY, "completion": peek}) + "\n")
+        result = _pytest(pytester, suite, "--llm-samples", str(samples))
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        (row,) = _rows(pytester).values()
+        assert row["status"] == "failed"
+        assert "the original repository is hidden" in row["cases"][0]["message"]
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)

@@ -23,6 +23,12 @@ doctests: list[str] = []
 finished: list[int] = []
 
 
+def _summary(longrepr: str) -> str:
+    """The ``E`` lines of a failure (what went wrong), else its tail: short feedback."""
+    errors = [line for line in longrepr.splitlines() if line.startswith("E ")]
+    return ("\n".join(errors) if errors else longrepr)[-800:]
+
+
 def emit(payload: dict) -> None:
     """One frame on the result pipe: the nonce, a space, JSON, a newline."""
     data = (_NONCE + " " + json.dumps(payload) + "\n").encode()
@@ -41,7 +47,7 @@ def pytest_runtest_logreport(report) -> None:  # noqa: ANN001 - pytest's TestRep
         outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
     else:
         outcome = "failed" if report.when == "call" else "error"
-        messages[report.nodeid] = str(report.longrepr)[-1500:]
+        messages[report.nodeid] = _summary(str(report.longrepr))
     if outcome is None:
         return
     old = outcomes.get(report.nodeid)

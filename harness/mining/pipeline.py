@@ -280,6 +280,7 @@ def _problem(
         "entry_point": target.name,
         "canonical_solution": body,
         "repository": repo_name,
+        "repository_path": str(root),  # hidden from the sandbox when the suite runs
         "path": target.path,
         "qualname": target.qualname,
         "class_name": target.class_name,

@@ -8,7 +8,7 @@ outcome; the first check of a sample runs the problem's tests once, the others r
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,13 @@ def check_spec(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def hide_paths(problems: Iterable[Problem]) -> list[str]:
+    """Folders the sandbox must hide while these problems run: the original repositories of
+    mined problems (a candidate must not read the body it should write from there)."""
+    found = {p for problem in problems for p in problem.metadata.get("hide_paths", ())}
+    return sorted(p for p in found if Path(p).exists())
+
+
 def case_id(index: int, test_id: str) -> str:
     """A readable Python name for the check of ``test_id`` (its index keeps it unique)."""
     tail = re.sub(r"\W+", "_", test_id.rsplit("::", 1)[-1]).strip("_")[:40]
@@ -119,6 +126,7 @@ def problem_from_record(
         "path": record["path"],
         "qualname": record.get("qualname", record["entry_point"]),
         "tests": list(record["tests"]),
+        "hide_paths": [record["repository_path"]] if record.get("repository_path") else [],
         **(extra or {}),
     }
     return Problem(
