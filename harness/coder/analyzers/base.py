@@ -11,6 +11,7 @@ modules (never the candidate's code) in a sandbox child.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -65,10 +66,14 @@ class AnalyzerResult:
 
 
 class CoderAnalyzer(Protocol):
+    """One verdict per candidate, over a batch (one mypy run, one sandbox probe per batch).
+    ``in_process``: the analyzer parses in this process (see :meth:`Coder._analyze`)."""
+
     name: str
     type: AnalyzerType
+    in_process: bool
 
-    def analyze(self, candidate: Completion) -> AnalyzerResult: ...
+    def analyze(self, candidates: Sequence[Completion]) -> list[AnalyzerResult]: ...
 
 
 def syntax_failure(name: str, kind: AnalyzerType, candidate: Completion) -> AnalyzerResult:
