@@ -38,11 +38,12 @@ class QHead(nn.Module):
         inner = inner or hidden
         # Not a parameter: the policy's output embedding stays the policy's (and frozen).
         self.register_buffer("embedding", embedding.detach().float(), persistent=False)
-        self.mlp = nn.Sequential(nn.Linear(hidden, inner), nn.GELU(), nn.Linear(inner, hidden))
+        last = nn.Linear(inner, hidden)
+        self.mlp = nn.Sequential(nn.Linear(hidden, inner), nn.GELU(), last)
         self.bias = nn.Parameter(torch.zeros(vocab))
         # Q starts near 0: a fresh head neither shifts decoding nor bootstraps noise.
-        nn.init.normal_(self.mlp[2].weight, std=1e-3)
-        nn.init.zeros_(self.mlp[2].bias)
+        nn.init.normal_(last.weight, std=1e-3)
+        nn.init.zeros_(last.bias)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         """``(..., hidden)`` -> ``(..., V)``."""

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import yaml
@@ -79,7 +79,8 @@ def policy_pass(
 ) -> tuple[torch.Tensor, Any]:
     """The policy's last (normalised) hidden states ``(B, L, d)`` and its key/value cache."""
     device = next(model.parameters()).device
-    out = model.base_model(
+    base: Any = model.base_model  # the transformer without its vocabulary projection
+    out = base(
         input_ids=input_ids.to(device),
         attention_mask=attention.to(device),
         position_ids=positions.to(device),
@@ -105,14 +106,14 @@ def featurize(
     ``k - 1``'s."""
     out: list[torch.Tensor | None] = [None] * len(prompt_ids)
     groups: dict[tuple[int, ...], list[int]] = {}
-    for i, prompt in enumerate(prompt_ids):
-        groups.setdefault(tuple(prompt), []).append(i)
+    for i, ids in enumerate(prompt_ids):
+        groups.setdefault(tuple(ids), []).append(i)
     for prompt, members in groups.items():
         for start in range(0, len(members), batch_size):
             chunk = members[start : start + batch_size]
-            ids = torch.tensor([prompt], dtype=torch.long)
-            ones = torch.ones_like(ids)
-            hidden, past = policy_pass(model, ids, ones, torch.arange(len(prompt))[None])
+            whole = torch.tensor([prompt], dtype=torch.long)
+            ones = torch.ones_like(whole)
+            hidden, past = policy_pass(model, whole, ones, torch.arange(len(prompt))[None])
             last = hidden[0, -1].float().cpu()
             width = max(len(completion_ids[i]) for i in chunk)
             if width > 1:  # token k > 0 is read after completion token k - 1
@@ -168,7 +169,7 @@ def decode(
     attention = attention.repeat_interleave(num_samples, dim=0)
     state = hidden[:, -1].repeat_interleave(num_samples, dim=0)
     step_pos = positions[:, -1:].repeat_interleave(num_samples, dim=0) + 1
-    head = model.get_output_embeddings()
+    head: Any = cast(Any, model).get_output_embeddings()  # a PreTrainedModel
     generator = torch.Generator().manual_seed(seed)
     done = torch.zeros(len(rows), dtype=torch.bool)
     out: list[list[int]] = [[] for _ in rows]
@@ -236,7 +237,8 @@ class DQNTrainer:
         )
         if not self.train_problems:
             raise DataError(f"dataset.train_split={d.train_split!r} gave no usable problems")
-        embedding = model.get_output_embeddings().weight
+        output: Any = cast(Any, model).get_output_embeddings()
+        embedding = output.weight
         self.q = core.TwinQ(embedding, s.num_heads, s.head_inner).to(embedding.device)
         self.target = copy.deepcopy(self.q)
         for param in self.target.parameters():
@@ -377,7 +379,7 @@ class DQNTrainer:
         """One optimizer step of the online heads on the sequences ``index``."""
         assert self.features is not None
         s = self.settings
-        device = self.q.heads[0].bias.device
+        device = next(self.q.parameters()).device
         hidden, actions, mask, rewards = (t.to(device) for t in self.features.batch(index))
         q = self.q(hidden)  # (H, B, T, V)
         with torch.no_grad():
