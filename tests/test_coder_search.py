@@ -208,3 +208,23 @@ def test_the_judge_analyzer_and_reviewer_metric_read_the_judges_rating(serve):
     assert coder.complete(CODE) == GOOD
     assert coder.last_run is not None and coder.last_run.best is not None
     assert coder.last_run.best.results["score"].score == pytest.approx(-0.3)
+
+
+def test_meta_temperature_samples_conversations_by_score():
+    from harness.coder.analyzers import AnalyzerResult
+    from harness.coder.search import Conversation
+
+    def conversation(index: int, score: float) -> Conversation:
+        result = AnalyzerResult("mypy", "critical", score, score == 0)
+        return Conversation(index, [], completion=str(index), results={"mypy": result})
+
+    queue = [conversation(1, -1.0), conversation(2, -3.0), conversation(3, -1.0)]
+    greedy = Coder(analyzers=["mypy"], meta_temperature=0.0)
+    assert greedy._pick(queue).index == 3  # the best score; the newest among equals
+    picks = [
+        Coder(analyzers=["mypy"], meta_temperature=1.0, seed=s)._pick(queue).index
+        for s in range(200)
+    ]
+    counts = {i: picks.count(i) for i in (1, 2, 3)}
+    assert all(counts.values())  # every conversation can be chosen
+    assert counts[2] < min(counts[1], counts[3])  # e^-2 as likely as the better ones
