@@ -9,7 +9,7 @@ import pytest
 
 from harness.completions import assemble_program
 from harness.generate import generate_samples
-from harness.models.backends import make_backend
+from harness.models.backends import make_backend, vllm_usable
 from harness.models.base import GenerationSettings
 from suites.humaneval import load
 
@@ -58,3 +58,6 @@ def test_plugin_generates_with_smollm2_then_evaluates(pytester: pytest.Pytester)
     )
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     result.stdout.fnmatch_lines(["*codeeval summary*"])
+    # The README's main job generates with vLLM wherever it runs (CI runs this path on CPU).
+    engine = "VLLMBackend" if vllm_usable() else "TransformersBackend"
+    result.stderr.fnmatch_lines([f"*3 problems x 1 samples from smollm2-135m ({engine})*"])

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from harness.models.vllm_backend import vllm_status, vllm_usable
 from trainers.common.config import load_config
 from trainers.common.logger import read_metrics
 from trainers.common.policy import frozen_state, trainable_state
@@ -95,3 +96,23 @@ def test_two_agents_two_turns_level_feedback(tmp_path: Path) -> None:
     _check_run(trainer, tmp_path)
     records = read_metrics(tmp_path)
     assert records[0]["turn_2"]["joint_actions"] >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not vllm_usable(), reason=vllm_status().reason or "vLLM runs")
+def test_two_agents_with_vllm_rollouts(tmp_path: Path) -> None:
+    extra = ["magrpo.eval_interval=0", "model.rollout_backend=vllm"]
+    trainer = MAGRPOTrainer(_config("magrpo_he_cpu.yaml", tmp_path, extra))
+    before = {a.name: trainable_state(a) for a in trainer.agents}
+    records = trainer.train()  # closes its vLLM engine at the end
+    assert [r["step"] for r in records] == [1, 2]
+    for record in records:
+        assert record["rollout_s"] > 0 and record["sync_s"] >= 0
+        for agent in trainer.agents:
+            assert math.isfinite(record[agent.name]["loss"])
+            assert record[agent.name]["completion_tokens_mean"] > 0
+    moved = [
+        any(not torch.equal(before[a.name][k], v) for k, v in trainable_state(a).items())
+        for a in trainer.agents
+    ]
+    assert any(moved)

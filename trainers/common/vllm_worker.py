@@ -16,8 +16,15 @@ class WeightLoader:
 
     def load_weights_from(self, path: str) -> int:
         """Load a safetensors file of checkpoint-named weights; returns how many tensors."""
+        import logging
+
         from safetensors.torch import load_file
 
+        # Layers without checkpoint weights (rotary embeddings, a head tied to the embeddings)
+        # are reported as "failed to load" at every swap; they have nothing to load.
+        logging.getLogger("vllm.model_executor.model_loader.reload.layerwise").setLevel(
+            logging.ERROR
+        )
         weights = load_file(path)
         # In place, with vLLM's own post-processing (fused qkv, CPU repacking) done again.
         self.model_runner.reload_weights(
