@@ -120,11 +120,22 @@ def quiet_vllm() -> None:
     os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "1")
 
 
-def sampling_params(prompt: Prompt, settings: GenerationSettings) -> Any:
+def per_request_seeds(device: str) -> bool:
+    """Whether each request may carry its own seed.
+
+    Not on the CPU build: a seeded request whose prompt is prefilled in chunks crashes its
+    engine there ("CPU Generator does not use offset", vLLM 0.32), so CPU runs take their
+    randomness from the engine's seed (reproducible for the same run, not per prompt).
+    """
+    return device != "cpu"
+
+
+def sampling_params(prompt: Prompt, settings: GenerationSettings, seeded: bool = True) -> Any:
     """vLLM's sampling settings for one prompt: ``n`` samples, its stops, a per-prompt seed.
 
     The seed depends on the run's seed and the prompt only, so a prompt gets the same samples
-    whichever batch it lands in (a resumed run is reproducible).
+    whichever batch it lands in (a resumed run is reproducible); ``seeded=False`` leaves it to
+    the engine's seed (see :func:`per_request_seeds`).
     """
     from vllm import SamplingParams
 
@@ -136,7 +147,7 @@ def sampling_params(prompt: Prompt, settings: GenerationSettings) -> Any:
         top_p=1.0 if greedy else settings.top_p,
         max_tokens=settings.max_new_tokens,
         stop=list(stops) or None,
-        seed=None if greedy else batch_seed(settings.seed, [prompt.key]),
+        seed=batch_seed(settings.seed, [prompt.key]) if seeded and not greedy else None,
     )
 
 
@@ -175,6 +186,7 @@ class VLLMBackend:
         self.stop = tuple(stop)
         self.instruction = instruction
         self.tokenizer = llm.get_tokenizer()
+        self.seeded = True  # per-request seeds (see per_request_seeds)
         if chat_template:
             self.tokenizer.chat_template = chat_template
 
@@ -192,9 +204,11 @@ class VLLMBackend:
 
         folder, _ = resolve_folder(spec.name)
         llm = LLM(model=folder, seed=0, **engine_kwargs(spec, status.device))
-        return cls(
+        backend = cls(
             llm, spec.name, spec.prompt_style, spec.stop, spec.instruction, spec.chat_template
         )
+        backend.seeded = per_request_seeds(status.device)
+        return backend
 
     def generate(
         self, prompts: list[Prompt], settings: GenerationSettings
@@ -212,7 +226,7 @@ class VLLMBackend:
             }
             for prompt in prompts
         ]
-        params = [sampling_params(prompt, settings) for prompt in prompts]
+        params = [sampling_params(prompt, settings, self.seeded) for prompt in prompts]
         results = self.llm.generate(inputs, params, use_tqdm=False)
         return [
             [to_generation(prompt, settings, sample) for sample in result.outputs]

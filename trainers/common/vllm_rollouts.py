@@ -37,6 +37,7 @@ class _VLLMSampler:
         from harness.models.vllm_backend import (
             VLLMUnavailable,
             engine_kwargs,
+            per_request_seeds,
             quiet_vllm,
             vllm_status,
         )
@@ -50,6 +51,7 @@ class _VLLMSampler:
         folder, _ = resolve_folder(model_name)
         settings = engine_kwargs(resolve_model(model_name), status.device)
         self.dtype = _torch_dtype(settings.get("dtype", "auto"))
+        self.seeded = per_request_seeds(status.device)
         self.llm = LLM(model=folder, seed=seed, **settings, **engine)
         self.seed = seed
         self.calls = 0
@@ -81,8 +83,9 @@ class _VLLMSampler:
             temperature=temperature,
             top_p=1.0 if greedy else top_p,
             max_tokens=max_new_tokens,
-            # Reproducible for a run's seed, and different at every call.
-            seed=None if greedy else self.seed * 1_000_003 + self.calls,
+            # Reproducible for a run's seed, and different at every call (where vLLM allows
+            # per-request seeds; elsewhere the engine's seed, given at start-up, rules).
+            seed=self.seed * 1_000_003 + self.calls if self.seeded and not greedy else None,
         )
         outputs = self.llm.generate(
             [{"prompt_token_ids": list(ids)} for ids in prompt_ids],
