@@ -13,6 +13,17 @@
    scored by the same harness. Per problem: the mean reward and the pass rate of each policy;
    the mean of the per-problem differences with a paired bootstrap 95% interval (problems
    resampled with replacement).
+
+Measured (2026-11-23, 2 shared CPU cores under heavy load, nice 19; learning from the 16
+completions that ``configs/dqn_he_cpu.yaml`` collected on HumanEval/0-3, 15 of them at the
+floor reward -2.1):
+
+    python benchmarks/dqn.py --train 'test[:4]' --data runs/dqn_he_cpu/data/results.jsonl \
+        --heldout 'test[100:108]' --samples 2 --steps 30 --max-new-tokens 48 [--beta 0.3 --cql-alpha 1]
+
+beta 1, CQL 0.1: data policy -1.95, decoded -2.10: difference -0.15 (95% interval -0.325 .. 0.0),
+pass rate 0 for both, 1 of 16 sample pairs identical; beta 0.3, CQL 1: the same numbers (2 of 16
+identical). No improvement: with almost no reward variance in the data there is little to learn.
 """
 
 from __future__ import annotations
