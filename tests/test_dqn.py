@@ -235,6 +235,7 @@ def test_every_field_has_help_and_the_cpu_config_loads() -> None:
         ("model.lora.enabled=true", "model.lora.enabled=false"),
         ("external.mode=level_feedback", "single-turn"),
         ("dataset.eval_split=null", "set dataset.eval_split"),
+        ("output.resume_from=latest", "does not resume"),
     ],
 )
 def test_config_refuses_impossible_settings(override: str, says: str) -> None:

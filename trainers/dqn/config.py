@@ -137,6 +137,12 @@ class DQNConfig(TrainerConfig):
                 "trainers.dqn trains Q heads on the frozen policy, never the policy itself; "
                 "set model.lora.enabled=false",
             )
+        if self.output.resume_from:
+            raise invalid(
+                "output.resume_from",
+                "trainers.dqn does not resume (a run is minutes of head updates on cached "
+                "features); start it again, with dqn.data set to the run's data/results.jsonl",
+            )
         if self.dqn.eval_interval and not self.dataset.eval_split:
             raise invalid(
                 "dqn.eval_interval",
