@@ -42,7 +42,9 @@ def test_levels_of_a_reference_split_its_function_where_the_issue_says():
 
 def test_a_one_line_body_gives_only_the_whole_body_level():
     program = "def f(x):\n    '''Doc.'''\n    return x + 1\n"
-    assert split_reference(program, "f") == {2: ("def f(x):\n    '''Doc.'''\n", "    return x + 1\n")}
+    assert split_reference(program, "f") == {
+        2: ("def f(x):\n    '''Doc.'''\n", "    return x + 1\n")
+    }
     assert split_reference("x = (", "f") == {} and split_reference("def g(): pass\n", "f") == {}
 
 
@@ -76,7 +78,9 @@ def test_every_level_puts_the_program_back_together(body, docstring, trailing):
 
 
 def test_build_writes_pairs_with_their_problems_into_the_given_folder(tmp_path, shared_data):
-    counts = build_pairs(tmp_path, ["humaneval", "mbpp-sanitized"], limit=2, data_dir=str(shared_data))
+    counts = build_pairs(
+        tmp_path, ["humaneval", "mbpp-sanitized"], limit=2, data_dir=str(shared_data)
+    )
     assert counts[3] == len(bundled_snippets()) >= 10
     level2 = load_pairs(tmp_path / "level_2")
     assert len(level2) == counts[2] == 4
