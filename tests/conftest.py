@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Fixture trees are data for the tests (a repository to mine, a package, ...): their own test
+# files are run by the tests that use them, never collected by this session.
+collect_ignore = ["fixtures"]
 SHARED_DATA = Path(os.environ.get("CODEEVAL_DATA_DIR", REPO.parent / "shared" / "data"))
 
 

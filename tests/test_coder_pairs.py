@@ -88,7 +88,7 @@ def test_build_writes_pairs_with_their_problems_into_the_given_folder(tmp_path, 
     mbpp = level2[2]
     assert mbpp.meta["suite"] == "mbpp-sanitized"
     assert mbpp.input.startswith("# Write a python function")  # the task, as the reference lacks it
-    problem = problem_of(mbpp)
+    problem = problem_of(mbpp, data_dir=str(shared_data))
     assert problem is not None and problem.task_id == mbpp.meta["task_id"]
     meta = json.loads((tmp_path / "level_3" / "pairs" / "pair0" / "meta.json").read_text())
     assert meta["level"] == 3 and "suite" not in meta

@@ -187,15 +187,18 @@ def load_pairs(level_dir: Path, limit: int | None = None) -> list[Pair]:
 _problems: dict[tuple[str, str], Problem] = {}
 
 
-def problem_of(pair: Pair) -> Problem | None:
-    """The benchmark problem a pair came from (its tests), loaded once per process."""
+def problem_of(pair: Pair, data_dir: str | None = None) -> Problem | None:
+    """The benchmark problem a pair came from (its tests), loaded once per process.
+
+    ``data_dir``: the local benchmark mirrors (default ``$CODEEVAL_DATA_DIR``, else the hub).
+    """
     if not pair.has_tests:
         return None
     key = (str(pair.meta["suite"]), str(pair.meta["task_id"]))
     if key not in _problems:
         from suites import load_suite
 
-        for problem in load_suite(key[0]):
+        for problem in load_suite(key[0], data_dir=data_dir):
             _problems[(key[0], problem.task_id)] = problem
     return _problems.get(key)
 
