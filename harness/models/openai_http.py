@@ -83,9 +83,10 @@ class OpenAIBackend:
         self._count_lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: ModelSpec) -> OpenAIBackend:
+    def from_spec(cls, spec: ModelSpec, endpoint: Endpoint | None = None) -> OpenAIBackend:
+        """The client for a registry entry (``endpoint``: a server other than its source's)."""
         return cls(
-            parse_spec(spec.source),
+            endpoint or parse_spec(spec.source),
             name=spec.name,
             default_style=spec.prompt_style,
             stop=spec.stop,

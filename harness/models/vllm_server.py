@@ -201,16 +201,7 @@ class ServerBackend:
         server = VLLMServer(folder, spec.name, engine_kwargs(spec, status.device))
         print(f"codeeval: starting a vLLM server for {spec.name} ...", file=sys.stderr)
         server.start(timeout_s)
-        client = OpenAIBackend(
-            Endpoint(server.base_url, spec.name),
-            name=spec.name,
-            default_style=spec.prompt_style,
-            stop=spec.stop,
-            instruction=spec.instruction,
-            timeout_s=spec.request_timeout_s,
-            max_retries=spec.max_retries,
-        )
-        return cls(server, client)
+        return cls(server, OpenAIBackend.from_spec(spec, Endpoint(server.base_url, spec.name)))
 
     def generate(
         self, prompts: list[Prompt], settings: GenerationSettings

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.history import History
+from harness.jsonlines import read_objects
 
 
 class RunFileError(ValueError):
@@ -78,20 +79,11 @@ def load_rows(path: Path) -> list[dict[str, Any]]:
             f"{path}: no such file (the per-sample verdicts must lie beside summary.json)"
         )
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunFileError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
-            if not isinstance(row, dict):
-                raise RunFileError(f"{path}:{lineno}: expected a JSON object per line")
-            for key in ("task_id", "status"):
-                if key not in row:
-                    raise RunFileError(f"{path}:{lineno}: field '{key}' is missing")
-            rows.append(row)
+    for lineno, row in read_objects(path, RunFileError):
+        for key in ("task_id", "status"):
+            if key not in row:
+                raise RunFileError(f"{path}:{lineno}: field '{key}' is missing")
+        rows.append(row)
     return rows
 
 

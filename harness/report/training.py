@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from harness.jsonlines import read_objects
 from harness.report import html as h
 from harness.report import plots
 from harness.report.rundata import RunFileError
@@ -198,27 +199,18 @@ def load_metrics(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         raise RunFileError(f"{path}: no such file")
     records: list[dict[str, Any]] = []
     totals: dict[str, Any] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunFileError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
-            if not isinstance(record, dict):
-                raise RunFileError(f"{path}:{lineno}: expected a JSON object per line")
-            step = record.get("step")
-            if step is None:
-                raise RunFileError(f"{path}:{lineno}: field 'step' is missing")
-            if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-                raise RunFileError(
-                    f"{path}:{lineno}: field 'step' must be a whole number >= 0, got {step!r}"
-                )
-            if SUMMARY_KEYS & record.keys():
-                totals = record
-            else:
-                records.append(record)
+    for lineno, record in read_objects(path, RunFileError):
+        step = record.get("step")
+        if step is None:
+            raise RunFileError(f"{path}:{lineno}: field 'step' is missing")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise RunFileError(
+                f"{path}:{lineno}: field 'step' must be a whole number >= 0, got {step!r}"
+            )
+        if SUMMARY_KEYS & record.keys():
+            totals = record
+        else:
+            records.append(record)
     if not records:
         raise RunFileError(f"{path}: no step was logged (the run stopped before its first step)")
     return records, totals

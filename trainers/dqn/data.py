@@ -10,7 +10,6 @@ file names the file, the line and the field.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.history import History
+from harness.jsonlines import read_objects
 from harness.records import Problem
 
 
@@ -89,18 +89,9 @@ def from_results(path: Path | str, problems: Mapping[str, Problem]) -> tuple[lis
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file (dqn.data names the offline results.jsonl)")
-    rows: list[tuple[str, Mapping[str, Any]]] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object per line")
-            rows.append((f"{path}:{lineno}", row))
+    rows: list[tuple[str, Mapping[str, Any]]] = [
+        (f"{path}:{lineno}", row) for lineno, row in read_objects(path, DataError)
+    ]
     return from_rows(rows, problems, str(path))
 
 

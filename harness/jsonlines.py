@@ -1,0 +1,26 @@
+"""Reading JSON-lines files whose bad lines are reported by file and line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+def read_objects(path: Path, error: type[Exception]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of ``path``.
+
+    A line that is not JSON, or not a JSON object, raises ``error`` with ``FILE:LINE:`` first.
+    """
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise error(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
+            if not isinstance(row, dict):
+                raise error(f"{path}:{lineno}: expected a JSON object per line")
+            yield lineno, row
