@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.models import tiny_model
 from harness.models.backends import make_backend
@@ -246,3 +248,31 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
         server.start(timeout_s=300)
     assert "no-such-model" in str(info.value)  # the log's end says which model failed
     assert server.process is None
+
+
+@needs_vllm
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    rows=st.integers(1, 6),
+    vocab=st.sampled_from([3, 50, 1000, 49152]),
+    scale=st.floats(0.05, 30.0),
+    p=st.floats(0.01, 0.999),
+)
+def test_our_nucleus_keeps_exactly_the_tokens_vllm_top_p_keeps(
+    seed: int, rows: int, vocab: int, scale: float, p: float
+) -> None:
+    """Peaked rows (nucleus inside the 64 candidates) and flat ones (the full sort) alike."""
+    import torch
+    from vllm.v1.sample.ops.topk_topp_sampler import apply_top_k_top_p_pytorch
+
+    from harness.models.vllm_nucleus import nucleus_mask
+
+    generator = torch.Generator().manual_seed(seed)
+    logits = torch.randn(rows, vocab, generator=generator) * scale
+    ps = torch.full((rows,), p)
+    theirs = apply_top_k_top_p_pytorch(logits.clone(), None, ps)
+    ours = nucleus_mask(logits.clone(), ps)
+    assert torch.equal(torch.isinf(ours), torch.isinf(theirs))
+    kept = ~torch.isinf(ours)
+    assert torch.equal(ours[kept], logits[kept])

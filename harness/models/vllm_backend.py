@@ -31,6 +31,10 @@ CPU_KV_CACHE_GIB = 2.0
 # Rows handed to one ``LLM.generate`` call: large enough to keep vLLM's scheduler full, small
 # enough that an interrupted run loses little (generate_samples appends each call's rows).
 ROWS_PER_CALL = 512
+# harness.models.vllm_nucleus, named so that vLLM's worker can import it without this module
+# importing vLLM.
+NUCLEUS_PROCESSOR = "harness.models.vllm_nucleus:NucleusWithoutSort"
+NUCLEUS_ARG = "codeeval_top_p"
 
 
 class VLLMUnavailable(RuntimeError):
@@ -130,21 +134,26 @@ def per_request_seeds(device: str) -> bool:
     return device != "cpu"
 
 
-def sampling_params(prompt: Prompt, settings: GenerationSettings, seeded: bool = True) -> Any:
+def sampling_params(
+    prompt: Prompt, settings: GenerationSettings, seeded: bool = True, own_nucleus: bool = False
+) -> Any:
     """vLLM's sampling settings for one prompt: ``n`` samples, its stops, a per-prompt seed.
 
     The seed depends on the run's seed and the prompt only, so a prompt gets the same samples
     whichever batch it lands in (a resumed run is reproducible); ``seeded=False`` leaves it to
-    the engine's seed (see :func:`per_request_seeds`).
+    the engine's seed (see :func:`per_request_seeds`). ``own_nucleus``: top-p is applied by
+    :mod:`harness.models.vllm_nucleus` (same tokens kept, no sort of the vocabulary).
     """
     from vllm import SamplingParams
 
     stops = tuple(dict.fromkeys(prompt.stop + settings.stop))
     greedy = settings.temperature == 0
+    nucleus = not greedy and settings.top_p < 1
     return SamplingParams(
         n=settings.n,
         temperature=settings.temperature,
-        top_p=1.0 if greedy else settings.top_p,
+        top_p=settings.top_p if nucleus and not own_nucleus else 1.0,
+        extra_args={NUCLEUS_ARG: settings.top_p} if nucleus and own_nucleus else None,
         max_tokens=settings.max_new_tokens,
         stop=list(stops) or None,
         seed=batch_seed(settings.seed, [prompt.key]) if seeded and not greedy else None,
@@ -187,6 +196,7 @@ class VLLMBackend:
         self.instruction = instruction
         self.tokenizer = llm.get_tokenizer()
         self.seeded = True  # per-request seeds (see per_request_seeds)
+        self.own_nucleus = False  # top-p by harness.models.vllm_nucleus (see sampling_params)
         if chat_template:
             self.tokenizer.chat_template = chat_template
 
@@ -203,11 +213,20 @@ class VLLMBackend:
         from vllm import LLM
 
         folder, _ = resolve_folder(spec.name)
-        llm = LLM(model=folder, seed=0, **engine_kwargs(spec, status.device))
+        # On the CPU build, top-p through our processor: vLLM's sorts the vocabulary per step.
+        own_nucleus = status.device == "cpu"
+        processors = [NUCLEUS_PROCESSOR] if own_nucleus else None
+        llm = LLM(
+            model=folder,
+            seed=0,
+            logits_processors=processors,
+            **engine_kwargs(spec, status.device),
+        )
         backend = cls(
             llm, spec.name, spec.prompt_style, spec.stop, spec.instruction, spec.chat_template
         )
         backend.seeded = per_request_seeds(status.device)
+        backend.own_nucleus = own_nucleus
         return backend
 
     def generate(
@@ -226,7 +245,9 @@ class VLLMBackend:
             }
             for prompt in prompts
         ]
-        params = [sampling_params(prompt, settings, self.seeded) for prompt in prompts]
+        params = [
+            sampling_params(prompt, settings, self.seeded, self.own_nucleus) for prompt in prompts
+        ]
         results = self.llm.generate(inputs, params, use_tqdm=False)
         return [
             [to_generation(prompt, settings, sample) for sample in result.outputs]
