@@ -43,7 +43,9 @@ def test_smollm2_generates_for_humaneval_and_resumes(tmp_path: Path) -> None:
 def test_plugin_generates_with_smollm2_then_evaluates(pytester: pytest.Pytester) -> None:
     """The README's main job in small: the packaged model writes, the plugin judges."""
     out = pytester.path / "out"
-    result = pytester.runpytest(
+    # In a subprocess: vLLM must not be imported inside pytester's in-process run, whose
+    # sys.modules restore would make a later import register vLLM's torch types twice.
+    result = pytester.runpytest_subprocess(
         "--llm-eval", "humaneval", "--llm-model", "smollm2-135m", "--llm-split", "test[:3]",
         "--llm-max-new-tokens", "64", "--llm-temperature", "0", "--llm-out", str(out),
         "-p", "no:codeeval_gate", "-q",
