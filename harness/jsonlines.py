@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,11 +10,13 @@ from typing import Any
 
 
 def read_objects(path: Path, error: type[Exception]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each non-blank line of ``path``.
+    """``(line number, object)`` for each non-blank line of ``path`` (``.gz`` too).
 
     A line that is not JSON, or not a JSON object, raises ``error`` with ``FILE:LINE:`` first.
     """
-    with Path(path).open(encoding="utf-8") as fh:
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue

@@ -13,13 +13,12 @@ problem's ``metadata["roles"]``.
 from __future__ import annotations
 
 import dataclasses
-import gzip
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.jsonlines import read_objects
 from harness.records import Problem
 from suites import humaneval
 
@@ -62,23 +61,10 @@ def find_local_file(
 
 def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` pairs of a JSONL file (``.gz`` too); blank lines are skipped."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    rows: list[tuple[int, dict[str, Any]]] = []
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise SuiteDataError(f"{path}:{number}: not valid JSON: {exc.msg}") from exc
-                if not isinstance(record, dict):
-                    raise SuiteDataError(f"{path}:{number}: expected a JSON object per line")
-                rows.append((number, record))
+        return list(read_objects(path, SuiteDataError))
     except OSError as exc:
         raise SuiteDataError(f"{path}: cannot read ({exc.strerror})") from exc
-    return rows
 
 
 def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:

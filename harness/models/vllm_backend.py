@@ -118,6 +118,13 @@ def engine_kwargs(spec: ModelSpec, device: str) -> dict[str, Any]:
     return {**defaults, **shared, **spec.vllm.get(device, {})}
 
 
+def shutdown(llm: Any) -> None:
+    """Stop an ``LLM``'s engine processes (vLLM stops them only at exit otherwise)."""
+    core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+    if core is not None and hasattr(core, "shutdown"):
+        core.shutdown()
+
+
 def quiet_vllm() -> None:
     """vLLM logs every step at INFO; keep the terminal to what a person needs."""
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
@@ -188,6 +195,8 @@ class VLLMBackend:
         stop: tuple[str, ...] = (),
         instruction: str | None = None,
         chat_template: str | None = None,
+        seeded: bool = True,
+        own_nucleus: bool = False,
     ) -> None:
         self.llm = llm
         self.name = name
@@ -195,8 +204,8 @@ class VLLMBackend:
         self.stop = tuple(stop)
         self.instruction = instruction
         self.tokenizer = llm.get_tokenizer()
-        self.seeded = True  # per-request seeds (see per_request_seeds)
-        self.own_nucleus = False  # top-p by harness.models.vllm_nucleus (see sampling_params)
+        self.seeded = seeded  # per-request seeds (see per_request_seeds)
+        self.own_nucleus = own_nucleus  # top-p by harness.models.vllm_nucleus (sampling_params)
         if chat_template:
             self.tokenizer.chat_template = chat_template
 
@@ -222,12 +231,16 @@ class VLLMBackend:
             logits_processors=processors,
             **engine_kwargs(spec, status.device),
         )
-        backend = cls(
-            llm, spec.name, spec.prompt_style, spec.stop, spec.instruction, spec.chat_template
+        return cls(
+            llm,
+            spec.name,
+            spec.prompt_style,
+            spec.stop,
+            spec.instruction,
+            spec.chat_template,
+            seeded=per_request_seeds(status.device),
+            own_nucleus=own_nucleus,
         )
-        backend.seeded = per_request_seeds(status.device)
-        backend.own_nucleus = own_nucleus
-        return backend
 
     def generate(
         self, prompts: list[Prompt], settings: GenerationSettings
@@ -256,8 +269,5 @@ class VLLMBackend:
 
     def close(self) -> None:
         """Stop vLLM's engine processes now (they hold cores and memory until then)."""
-        engine = getattr(self.llm, "llm_engine", None)
-        core = getattr(engine, "engine_core", None)
-        if core is not None and hasattr(core, "shutdown"):
-            core.shutdown()
+        shutdown(self.llm)
         self.llm = None

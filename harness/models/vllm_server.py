@@ -27,7 +27,12 @@ from typing import Any
 from harness.models.base import Generation, GenerationSettings, Prompt
 from harness.models.openai_http import Endpoint, OpenAIBackend
 from harness.models.registry import ModelSpec
-from harness.models.vllm_backend import VLLMUnavailable, engine_kwargs, vllm_status
+from harness.models.vllm_backend import (
+    ROWS_PER_CALL,
+    VLLMUnavailable,
+    engine_kwargs,
+    vllm_status,
+)
 
 READY_TIMEOUT_S = 600.0
 # Requests in flight: vLLM batches whatever is waiting, so more in flight is a fuller batch.
@@ -180,7 +185,7 @@ class VLLMServer:
 class ServerBackend:
     """The OpenAI client in front of a :class:`VLLMServer` it owns (``close`` stops it)."""
 
-    rows_per_call = 512
+    rows_per_call = ROWS_PER_CALL
 
     def __init__(self, server: VLLMServer, client: OpenAIBackend) -> None:
         self.server = server

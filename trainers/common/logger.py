@@ -39,6 +39,21 @@ def flatten(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def run_logger(config: Any, output: str | Path, enabled: bool = True) -> MetricsLogger:
+    """The metrics logger a trainer's config asks for (its ``logging`` section)."""
+    from trainers.common.config import to_dict
+
+    return MetricsLogger(
+        output,
+        tensorboard=config.logging.tensorboard,
+        wandb=config.logging.wandb,
+        run_name=config.logging.run_name,
+        project=config.logging.wandb_project,
+        config=to_dict(config),
+        enabled=enabled,
+    )
+
+
 class MetricsLogger:
     """Appends one JSON object per step to ``metrics.jsonl`` and mirrors scalars elsewhere."""
 

@@ -106,9 +106,9 @@ class _VLLMSampler:
 
     def close(self) -> None:
         """Stop vLLM's engine processes and remove the handed-over weights."""
-        core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
-        if core is not None:
-            core.shutdown()
+        from harness.models.vllm_backend import shutdown
+
+        shutdown(self.llm)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -35,7 +35,7 @@ from harness.passk import mean_pass_at_k, reportable_ks
 from harness.records import Problem
 from trainers.common.checkpoint import save_checkpoint, seed_everything
 from trainers.common.config import to_dict
-from trainers.common.logger import MetricsLogger
+from trainers.common.logger import run_logger
 from trainers.common.policy import resolve_device
 from trainers.common.sampling import _stop_ids, encode_prompts, render_prompt
 from trainers.dqn import core
@@ -254,14 +254,7 @@ class DQNTrainer:
             scale=config.reward.scale,
         )
         self.output = Path(config.output.dir)
-        self.logger = MetricsLogger(
-            self.output,
-            tensorboard=config.logging.tensorboard,
-            wandb=config.logging.wandb,
-            run_name=config.logging.run_name,
-            project=config.logging.wandb_project,
-            config=to_dict(config),
-        )
+        self.logger = run_logger(config, self.output)
         self.step = 0
         self.episodes: list[Episode] = []
         self.skipped: dict[str, int] = {}

@@ -30,7 +30,7 @@ from trainers.common.checkpoint import (
     seed_everything,
 )
 from trainers.common.config import to_dict
-from trainers.common.logger import MetricsLogger
+from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
 from trainers.common.rollout_engine import close_engine, make_rollout_engine
 from trainers.common.sampling import token_logprobs
@@ -107,15 +107,7 @@ class MAGRPOTrainer:
         self.epoch = 0
         self.position = 0
         self.output = Path(config.output.dir)
-        self.logger = MetricsLogger(
-            self.output,
-            tensorboard=config.logging.tensorboard,
-            wandb=config.logging.wandb,
-            run_name=config.logging.run_name,
-            project=config.logging.wandb_project,
-            config=to_dict(config),
-            enabled=self.rank == 0,
-        )
+        self.logger = run_logger(config, self.output, enabled=self.rank == 0)
         if config.output.resume_from:
             self.resume(resolve_checkpoint(config.output.resume_from, self.output))
 

@@ -30,7 +30,7 @@ from torch import nn
 from harness.records import Problem
 from trainers.common import checkpoint as ckpt
 from trainers.common.config import to_dict
-from trainers.common.logger import MetricsLogger
+from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
 from trainers.common.rollout_engine import close_engine, make_rollout_engine
 from trainers.common.sampling import encode_prompts, render_prompt
@@ -207,14 +207,7 @@ class PPOTrainer:
                 groups.append({"params": list(self.heads[a.name].parameters()), "lr": value_lr})
             self.optimizers[a.name] = torch.optim.AdamW(groups, weight_decay=p.weight_decay)
         self.step = 0
-        self.logger = MetricsLogger(
-            config.output.dir,
-            tensorboard=config.logging.tensorboard,
-            wandb=config.logging.wandb,
-            run_name=config.logging.run_name,
-            project=config.logging.wandb_project,
-            config=to_dict(config),
-        )
+        self.logger = run_logger(config, config.output.dir)
 
     # ------------------------------------------------------------ data and reward
 
