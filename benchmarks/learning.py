@@ -5,6 +5,8 @@
     python benchmarks/learning.py --skip-curve --timing-steps 3
     # rollouts through vLLM (LoRA adapters handed over each step) against transformers'
     python benchmarks/learning.py --rollouts --skip-curve --skip-timing --reward length
+    # held-out learning: MAGRPO on MBPP train, scored before/after on MBPP test (heldout.py)
+    python benchmarks/learning.py --heldout --steps 60 --buffer 4 --generations 4
     # the curve in the closing note (~14 min on 2 idle cores): the same 2 prompts every step
     python benchmarks/learning.py --trainer magrpo --tasks HumanEval/53,HumanEval/23 \
         --buffer 2 --steps 20 --max-new-tokens 64 --threads 2 --skip-timing
@@ -270,6 +272,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--rollout-tokens", type=int, default=128, help="--rollouts' new tokens")
     parser.add_argument("--rollout-buffer", type=int, default=4, help="--rollouts' prompts/step")
+    heldout = parser.add_argument_group("--heldout (MBPP train -> MBPP test, see heldout.py)")
+    heldout.add_argument("--heldout", action="store_true", help="only the held-out benchmark")
+    heldout.add_argument("--eval-problems", type=int, default=64, help="MBPP test problems")
+    heldout.add_argument("--learning-rate", type=float, default=1e-3)
+    heldout.add_argument(
+        "--rollout-backend", default="vllm", choices=["vllm", "transformers"], help="engine"
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -287,6 +296,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Any] = {"trainer": trainer, "reward": args.reward}
     with tempfile.TemporaryDirectory(prefix="learning-") as tmp_name:
         tmp = Path(tmp_name)
+        if args.heldout:
+            from heldout import run_heldout
+
+            results["heldout"] = run_heldout(args, tmp)
+            args.skip_curve = args.skip_timing = True
         if not args.skip_curve:
             started = time.perf_counter()
             curve_args = (args.steps, args.generations, args.max_new_tokens, args.reward)

@@ -121,6 +121,23 @@ def bootstrap_p(diffs: Iterable[float], resamples: int = 10_000, seed: int = 0) 
     return (hits + 1) / (resamples + 1)
 
 
+
+def bootstrap_interval(
+    diffs: Iterable[float], confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile paired-bootstrap interval of the mean of per-problem ``diffs``."""
+    import numpy as np
+
+    d = np.asarray(list(diffs), dtype=float)
+    if d.size == 0:
+        return (0.0, 0.0)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(resamples, d.size))].mean(axis=1)
+    tail = (1.0 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    # Clamped to the sample's range: float rounding of a constant sample must not widen it.
+    return (max(float(low), float(d.min())), min(float(high), float(d.max())))
+
 @dataclass(frozen=True)
 class ProblemChange:
     """A problem whose pass@1 differs between baseline and current run."""
