@@ -121,7 +121,6 @@ def bootstrap_p(diffs: Iterable[float], resamples: int = 10_000, seed: int = 0) 
     return (hits + 1) / (resamples + 1)
 
 
-
 def bootstrap_interval(
     diffs: Iterable[float], confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:
@@ -137,6 +136,7 @@ def bootstrap_interval(
     low, high = np.quantile(means, [tail, 1.0 - tail])
     # Clamped to the sample's range: float rounding of a constant sample must not widen it.
     return (max(float(low), float(d.min())), min(float(high), float(d.max())))
+
 
 @dataclass(frozen=True)
 class ProblemChange:
