@@ -18,12 +18,15 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harness.compile import SuiteSettings, compile_suite
 from harness.records import Problem, Sample
+
+if TYPE_CHECKING:
+    from harness.executors import Executor
 
 
 class EvaluationError(RuntimeError):
@@ -53,6 +56,8 @@ def evaluate(
     memory_mb: int = 1024,
     quiet: bool = True,
     pytest_session: bool = False,
+    executor: str | Executor = "local",
+    address: str | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``samples`` of ``problems``; rows in the order of ``samples``.
 
@@ -64,7 +69,18 @@ def evaluate(
     as the plugin's items (:mod:`harness.verdicts`), so the rows are the same either way.
     ``out_dir``: where results go (default: a folder per problem set under the temp folder,
     reused by later calls so pytest's caches stay warm).
+    ``executor``: where the batch is scored: ``"local"`` (this process), ``"ray"`` (Ray
+    actors, the batch split by problem; :mod:`harness.executors.ray_executor`) or any
+    :class:`harness.executors.Executor`; the rows are the same. ``address``: an existing Ray
+    cluster's (``ray://host:10001`` or ``auto``); default: the connected one, or a new local one.
     """
+    if not isinstance(executor, str) or executor != "local" or address is not None:
+        from harness.executors import executor_for
+
+        chosen = executor_for(executor, address) if isinstance(executor, str) else executor
+        options = dict(reward=reward, out_dir=out_dir, workers=workers, timeout_s=timeout_s)
+        options.update(memory_mb=memory_mb, quiet=quiet, pytest_session=pytest_session)
+        return chosen.evaluate(problems, samples, **options)
     from harness.runtime import shared_sandbox
     from harness.sandbox import SandboxSettings
     from harness.sandbox.probe import check_sandbox

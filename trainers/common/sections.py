@@ -7,10 +7,12 @@ settings that cannot work, saying what to do instead.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass, field, fields
-from typing import Literal
+from typing import Any, Literal
 
+from harness.executors import EXECUTORS
 from trainers.common.config import help_field, invalid
 
 ExternalMode = Literal[
@@ -156,12 +158,52 @@ class RewardSettings:
     shift: float = help_field(0.0, help="constant added to every reward")
     scale: float = help_field(1.0, help="factor applied to every reward (after shift)")
     workers: int = help_field(0, help="sandbox worker processes for scoring; 0: in-process")
+    executor: str = help_field(
+        "local",
+        help="where rewards are computed: local (this process) or ray (Ray actors, each batch "
+        "split by problem, each actor a warm sandbox; needs pip install 'codeeval-rl[ray]')",
+    )
+    address: str | None = help_field(
+        None,
+        help="with executor=ray: an existing cluster (ray://host:10001, or auto); null: the "
+        "cluster in RAY_ADDRESS, else a new local Ray instance",
+    )
 
     def __post_init__(self) -> None:
         if not self.preset:
             raise invalid("preset", "is empty; name a preset such as code_levels")
         if self.workers < 0:
             raise invalid("workers", f"must be >= 0 (got {self.workers})")
+        if self.executor not in EXECUTORS:
+            raise invalid(
+                "executor",
+                f"is {self.executor!r}; use local (score in this process) or ray (Ray actors: "
+                "reward.executor=ray, with reward.address for an existing cluster)",
+            )
+        if self.executor == "local" and self.address is not None:
+            raise invalid(
+                "address",
+                f"is {self.address!r} but reward.executor is local; set reward.executor=ray "
+                "to score on that cluster, or drop reward.address",
+            )
+        if self.executor == "ray" and importlib.util.find_spec("ray") is None:
+            raise invalid(
+                "executor",
+                "is ray but Ray is not installed; pip install 'codeeval-rl[ray]' "
+                "(or set reward.executor=local)",
+            )
+
+    def evaluate_kwargs(self) -> dict[str, Any]:
+        """The keywords ``harness.evaluate.evaluate`` takes from this section (defaults left
+        out, so an evaluate function without them still works)."""
+        kwargs: dict[str, Any] = {}
+        if self.workers:
+            kwargs["workers"] = self.workers
+        if self.executor != "local":
+            kwargs["executor"] = self.executor
+        if self.address is not None:
+            kwargs["address"] = self.address
+        return kwargs
 
 
 @dataclass

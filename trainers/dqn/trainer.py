@@ -252,6 +252,7 @@ class DQNTrainer:
             preset=reward_preset(config.reward.preset, 1),
             shift=config.reward.shift,
             scale=config.reward.scale,
+            evaluate_kwargs=config.reward.evaluate_kwargs(),  # workers, executor
         )
         self.output = Path(config.output.dir)
         self.logger = run_logger(config, self.output)

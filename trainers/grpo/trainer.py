@@ -133,6 +133,7 @@ def build_trainer(
             preset=config.reward.preset,
             shift=config.reward.shift,
             scale=config.reward.scale,
+            evaluate_kwargs=config.reward.evaluate_kwargs(),  # workers, executor (local/ray)
         )
     if policy is None:
         policy = create_policies(config.model, ["policy"], with_reference=config.grpo.beta > 0)[0]

@@ -47,10 +47,10 @@ def harness_scorer(reward: RewardSettings, output: OutputSettings, num_agents: i
         from harness.evaluate import evaluate
 
         if not extras or not any(extras):
-            return evaluate(problems, samples, reward=preset, workers=reward.workers)
+            return evaluate(problems, samples, reward=preset, **reward.evaluate_kwargs())
         from harness.reward import load_reward_config, score_rows
 
-        rows = evaluate(problems, samples, reward=None, workers=reward.workers)
+        rows = evaluate(problems, samples, reward=None, **reward.evaluate_kwargs())
         by_id = {(s.task_id, s.sample_id): e for s, e in zip(samples, extras, strict=True)}
         for row in rows:
             row.update(by_id.get((row["task_id"], row["sample_id"]), {}))

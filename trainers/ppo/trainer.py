@@ -217,6 +217,7 @@ class PPOTrainer:
             preset=self.config.reward.preset,
             shift=self.config.reward.shift,
             scale=self.config.reward.scale,
+            evaluate_kwargs=self.config.reward.evaluate_kwargs(),  # workers, executor
         )
 
         def joint(task_ids: Sequence[str], texts: Sequence[Sequence[str]]) -> list[float | None]:
