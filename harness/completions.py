@@ -133,6 +133,10 @@ def extract_code(text: str, entry_point: str | None = None) -> str:
 
 def assemble_program(problem: Problem, completion: str) -> AssembledProgram:
     """The program to run for ``completion`` of ``problem`` (see the module docstring)."""
+    if problem.metadata.get("language") not in (None, "python"):  # JS, C++, Java, Rust
+        from harness.languages.assemble import assemble_native
+
+        return assemble_native(problem, completion)
     text = normalize_newlines(completion or "")
     has_fences = bool(code_blocks(text))
     code = extract_code(text, problem.entry_point) if has_fences else text

@@ -125,6 +125,8 @@ class LoadedSuite:
         for key in keys:
             if key in self._executions or key in self._tickets or key not in self.programs:
                 continue
+            if self.problems[key[0]].metadata.get("language") not in (None, "python"):
+                continue  # compiled languages run when asked (harness.languages.runner)
             self._tickets[key] = self.sandbox.submit(self._request(key))
 
     @property
@@ -144,12 +146,27 @@ class LoadedSuite:
         key = (task_id, sample_id)
         if key in self._executions:
             return self._executions[key], False
+        if self.problems[task_id].metadata.get("language") not in (None, "python"):
+            self._executions[key] = self._native(key)
+            return self._executions[key], True
         ticket = self._tickets.pop(key, None)
         if ticket is None:
             ticket = self.sandbox.submit(self._request(key))
         execution = self.sandbox.collect(ticket)
         self._executions[key] = execution
         return execution, True
+
+    def _native(self, key: tuple[str, str]) -> SampleExecution:
+        """A JavaScript, C++, Java or Rust sample: compiled and run by its driver, sandboxed."""
+        from harness.languages.runner import execute
+
+        return execute(
+            self.problems[key[0]],
+            self.programs[key],
+            hide=self.sandbox_settings.hide_paths,
+            memory_mb=self.sandbox_settings.memory_mb,
+            timeout_override_s=(self.settings.get("extra") or {}).get("timeout"),
+        )
 
     def execution_with_retry(self, task_id: str, sample_id: str) -> tuple[SampleExecution, bool]:
         """Like :meth:`execution`, but an infrastructure fault gets one fresh try."""

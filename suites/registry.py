@@ -8,7 +8,8 @@ a lazily named module that is missing breaks only its own suite, never the regis
 
 Names: ``humaneval``, ``mbpp`` (full, 974), ``mbpp-sanitized`` (427), ``coophumaneval`` and
 ``classeval`` (when their modules exist), ``humaneval-plus`` and ``mbpp-plus`` (the same
-problems with generated plus cases, ``suites.plus``), and ``jsonl:PATH`` for a user's own
+problems with generated plus cases, ``suites.plus``), ``humaneval-js|cpp|java|rs`` and
+``mbpp-sanitized-js|...`` (translated into other languages, ``suites.multipl``), and ``jsonl:PATH`` for a user's own
 problems.
 ``data_dir`` is the folder of local data mirrors; the default comes from the environment
 variable ``CODEEVAL_DATA_DIR``; without either, loaders use their packaged copy or the hub.
@@ -45,6 +46,11 @@ _REGISTRY: dict[str, Loader | str] = {
     "classeval": "suites.classeval:load",
     "humaneval-plus": "suites.plus:load_humaneval_plus",
     "mbpp-plus": "suites.plus:load_mbpp_plus",
+    **{  # humaneval-js, -cpp, -java, -rs and mbpp-sanitized-*: translated (suites.multipl)
+        f"{base}-{lang}": f"suites.multipl:load_{base.replace('-', '_')}_{lang}"
+        for base in ("humaneval", "mbpp-sanitized")
+        for lang in ("js", "cpp", "java", "rs")
+    },
 }
 _ALIASES = {
     "human-eval": "humaneval",

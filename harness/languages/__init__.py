@@ -1,0 +1,8 @@
+"""HumanEval and MBPP in JavaScript, C++, Java and Rust (see ``docs/languages.md``).
+
+``types`` (the Python type model), ``translate`` (signature and call arguments of a Python
+problem), one module per language (``javascript``, ``cpp``, ``java``, ``rust``: types,
+literals, stub, driver, toolchain), ``assemble`` (completion → program), ``sandboxed`` (the
+bubblewrap + limits command line), ``compile_cache`` and ``runner`` (compile, run every case,
+decode the values for the trusted checks).
+"""

@@ -1,0 +1,227 @@
+"""Rust (edition 2021, rustc 1.63+): ``i64``, ``f64``, ``bool``, ``String``, ``Vec``, tuples,
+``Option`` and ``HashMap``. Works with rustup's toolchain under ``/root`` (bound back into the
+sandbox) and with Debian's ``rustc`` under ``/usr``."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from typing import Any
+
+from harness.languages.base import Build, Language, doc_lines, escaped_string, float_text
+from harness.languages.translate import Signature
+from harness.languages.types import PyType, Untranslatable
+
+_KEYWORDS = """as break const continue crate else enum extern false fn for if impl in let loop match
+mod move mut pub ref return self Self static struct super trait true type unsafe use where while
+async await dyn abstract become box do final macro override priv typeof unsized virtual yield
+try main""".split()
+
+_ENCODER = r"""
+trait CodeevalEnc { fn codeeval_enc(&self, o: &mut String); }
+impl CodeevalEnc for bool { fn codeeval_enc(&self, o: &mut String) { o.push_str(if *self { "true" } else { "false" }); } }
+impl CodeevalEnc for i64 { fn codeeval_enc(&self, o: &mut String) { o.push_str(&self.to_string()); } }
+impl CodeevalEnc for f64 { fn codeeval_enc(&self, o: &mut String) {
+    if self.is_nan() { o.push_str("\"NaN\""); }
+    else if self.is_infinite() { o.push_str(if *self > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" }); }
+    else { o.push_str(&format!("{:e}", self)); }
+} }
+impl CodeevalEnc for String { fn codeeval_enc(&self, o: &mut String) { codeeval_str(o, self); } }
+impl<T: CodeevalEnc> CodeevalEnc for Vec<T> { fn codeeval_enc(&self, o: &mut String) {
+    o.push('['); for (i, x) in self.iter().enumerate() { if i > 0 { o.push(','); } x.codeeval_enc(o); } o.push(']');
+} }
+impl<T: CodeevalEnc> CodeevalEnc for Option<T> { fn codeeval_enc(&self, o: &mut String) {
+    match self { Some(x) => x.codeeval_enc(o), None => o.push_str("null") }
+} }
+impl<K: CodeevalEnc, V: CodeevalEnc> CodeevalEnc for std::collections::HashMap<K, V> { fn codeeval_enc(&self, o: &mut String) {
+    o.push('['); for (i, (k, v)) in self.iter().enumerate() { if i > 0 { o.push(','); } o.push('['); k.codeeval_enc(o); o.push(','); v.codeeval_enc(o); o.push(']'); } o.push(']');
+} }
+impl<A: CodeevalEnc, B: CodeevalEnc> CodeevalEnc for (A, B) { fn codeeval_enc(&self, o: &mut String) {
+    o.push('['); self.0.codeeval_enc(o); o.push(','); self.1.codeeval_enc(o); o.push(']');
+} }
+impl<A: CodeevalEnc, B: CodeevalEnc, C: CodeevalEnc> CodeevalEnc for (A, B, C) { fn codeeval_enc(&self, o: &mut String) {
+    o.push('['); self.0.codeeval_enc(o); o.push(','); self.1.codeeval_enc(o); o.push(','); self.2.codeeval_enc(o); o.push(']');
+} }
+impl<A: CodeevalEnc, B: CodeevalEnc, C: CodeevalEnc, D: CodeevalEnc> CodeevalEnc for (A, B, C, D) { fn codeeval_enc(&self, o: &mut String) {
+    o.push('['); self.0.codeeval_enc(o); o.push(','); self.1.codeeval_enc(o); o.push(','); self.2.codeeval_enc(o); o.push(','); self.3.codeeval_enc(o); o.push(']');
+} }
+fn codeeval_str(o: &mut String, s: &str) {
+    o.push('"');
+    for c in s.chars() {
+        match c { '"' => o.push_str("\\\""), '\\' => o.push_str("\\\\"), c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)), c => o.push(c) }
+    }
+    o.push('"');
+}
+fn codeeval_panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() { return format!("panic: {}", s); }
+    if let Some(s) = p.downcast_ref::<String>() { return format!("panic: {}", s); }
+    String::from("panic: (no message)")
+}
+"""
+
+
+class Rust(Language):
+    name = "rs"
+    title = "Rust"
+    fence = "rust"
+    keywords = frozenset(_KEYWORDS)
+    case_timeout_s = 5.0
+    startup_s = 5.0
+
+    def type_name(self, t: PyType) -> str:
+        kind = t.kind
+        simple = {"int": "i64", "float": "f64", "bool": "bool", "str": "String"}
+        if kind in simple:
+            return simple[kind]
+        if kind in ("list", "vartuple"):
+            return f"Vec<{self.type_name(t.args[0])}>"
+        if kind == "tuple":
+            if not 2 <= len(t.args) <= 4:
+                raise Untranslatable(
+                    f"the Rust driver encodes tuples of 2-4 items, not {len(t.args)}"
+                )
+            return "(" + ", ".join(self.type_name(a) for a in t.args) + ")"
+        if kind == "optional":
+            return f"Option<{self.type_name(t.args[0])}>"
+        if kind == "dict":
+            if t.args[0].kind == "float":
+                raise Untranslatable("Rust's HashMap has no float keys")
+            return f"HashMap<{self.type_name(t.args[0])}, {self.type_name(t.args[1])}>"
+        raise Untranslatable(f"Rust has no translation for {t}")
+
+    def literal(self, value: Any, t: PyType) -> str:
+        kind = t.kind
+        if kind == "optional":
+            return "None" if value is None else f"Some({self.literal(value, t.args[0])})"
+        if kind == "int":
+            return "i64::MIN" if value == -(2**63) else f"{value}i64"
+        if kind == "float":
+            return float_text(value) + "f64"
+        if kind == "bool":
+            return "true" if value else "false"
+        if kind == "str":
+            return f"String::from({escaped_string(value, 'rust')})"
+        if kind in ("list", "vartuple"):
+            return "vec![" + ", ".join(self.literal(v, t.args[0]) for v in value) + "]"
+        if kind == "tuple":
+            return (
+                "("
+                + ", ".join(self.literal(v, a) for v, a in zip(value, t.args, strict=True))
+                + ")"
+            )
+        if kind == "dict":
+            if not value:
+                return "std::collections::HashMap::new()"
+            items = ", ".join(
+                f"({self.literal(k, t.args[0])}, {self.literal(v, t.args[1])})"
+                for k, v in value.items()
+            )
+            return f"std::collections::HashMap::from([{items}])"
+        raise Untranslatable(f"Rust has no literal for {t}")
+
+    def stub(self, signature: Signature, doc: str) -> str:
+        params = ", ".join(f"{self.ident(n)}: {self.type_name(t)}" for n, t in signature.params)
+        returns = self.type_name(signature.returns)
+        comment = "".join(f"/// {line}".rstrip() + "\n" for line in doc_lines(doc))
+        uses = "use std::collections::HashMap;\n\n" if "HashMap" in params + returns else ""
+        return f"{uses}{comment}fn {signature.name}({params}) -> {returns} {{\n"
+
+    def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
+        types = [t for _, t in signature.params]
+        returns = self.type_name(signature.returns).replace("HashMap", "std::collections::HashMap")
+        branches = []
+        for index, calls in enumerate(cases):
+            lines = [f"        {index} => {{"]
+            for number, args in enumerate(calls):
+                rendered = ", ".join(self.literal(a, t) for a, t in zip(args, types, strict=True))
+                if number:
+                    lines.append("            o.push(',');")
+                lines.append(
+                    f"            let r: {returns} = {signature.name}({rendered}); "
+                    "r.codeeval_enc(o);"
+                )
+            lines.append("        }")
+            branches.append("\n".join(lines))
+        return (
+            "\n// ---- codeeval driver (generated) ----\n"
+            + _ENCODER
+            + "fn codeeval_case(i: usize, o: &mut String) {\n    match i {\n"
+            + "\n".join(branches)
+            + "\n        _ => {}\n    }\n}\n"
+            + "fn main() {\n"
+            + "    use std::io::Write;\n"
+            + "    let mut nonce = String::new();\n"
+            + "    std::io::stdin().read_line(&mut nonce).unwrap();\n"
+            + "    let nonce = nonce.trim_end().to_string();\n"
+            + "    let args: Vec<String> = std::env::args().collect();\n"
+            + "    let start: usize = args[1].parse().unwrap();\n"
+            + "    let fd: i32 = args[2].parse().unwrap();\n"
+            + "    let mut out = unsafe { <std::fs::File as std::os::unix::io::FromRawFd>::from_raw_fd(fd) };\n"
+            + '    out.write_all(format!("{{\\"n\\":\\"{}\\",\\"ready\\":true}}\\n", nonce).as_bytes()).unwrap();\n'
+            + "    std::panic::set_hook(Box::new(|_| {}));\n"
+            + f"    for i in start..{len(cases)} {{\n"
+            + "        let got = std::panic::catch_unwind(|| { let mut o = String::new(); codeeval_case(i, &mut o); o });\n"
+            + "        let line = match got {\n"
+            + '            Ok(o) => format!("{{\\"n\\":\\"{}\\",\\"c\\":{},\\"v\\":[{}]}}\\n", nonce, i, o),\n'
+            + "            Err(p) => { let mut e = String::new(); codeeval_str(&mut e, &codeeval_panic_text(p)); "
+            + 'format!("{{\\"n\\":\\"{}\\",\\"c\\":{},\\"e\\":{}}}\\n", nonce, i, e) }\n'
+            + "        };\n"
+            + "        out.write_all(line.as_bytes()).unwrap();\n"
+            + "    }\n}\n"
+        )
+
+    def build(self) -> Build:
+        rustc, sysroot = _rustc()
+        keep = (sysroot,) if not sysroot.startswith("/usr") else ()
+        return Build(
+            source_name="main.rs",
+            compile=(
+                rustc,
+                "--edition",
+                "2021",
+                "-C",
+                "opt-level=1",
+                "-C",
+                "debuginfo=0",
+                "-A",
+                "warnings",
+                "-o",
+                "main",
+                "main.rs",
+            ),
+            run=("{build}/main", "{start}", "{fd}"),
+            keep_paths=keep,
+        )
+
+    def version(self) -> str:
+        return _version()
+
+    def entry_defined(self, code: str, name: str) -> bool:
+        return re.search(rf"(?m)^\s*(?:pub\s+)?fn\s+{re.escape(name)}\b", code) is not None
+
+
+@lru_cache(maxsize=1)
+def _rustc() -> tuple[str, str]:
+    """The real compiler (not rustup's proxy, which needs ``$HOME``) and its sysroot."""
+    found = shutil.which("rustc") or (
+        os.path.expanduser("~/.cargo/bin/rustc")
+        if os.path.exists(os.path.expanduser("~/.cargo/bin/rustc"))
+        else None
+    )
+    if not found:
+        raise FileNotFoundError("rustc is not installed")
+    done = subprocess.run(
+        [found, "--print", "sysroot"], capture_output=True, text=True, check=False
+    )
+    sysroot = os.path.realpath(done.stdout.strip() or os.path.dirname(os.path.dirname(found)))
+    real = os.path.join(sysroot, "bin", "rustc")
+    return (real if os.path.exists(real) else found), sysroot
+
+
+@lru_cache(maxsize=1)
+def _version() -> str:
+    done = subprocess.run([_rustc()[0], "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "rustc"

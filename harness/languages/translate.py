@@ -1,0 +1,184 @@
+"""Type-directed translation of a Python problem's signature and check calls.
+
+What a typed language needs from a Python problem: the entry point's parameters with types,
+its return type, and, for every check case, the literal arguments of each candidate call (the
+driver calls the candidate with them; the expected values stay on the trusted side).
+
+Types come from the prompt's annotations where there are any, unified with the types of the
+values the checks pass and the reference returns on them (MultiPL-E annotates by hand; MBPP has
+no annotations at all). The reference runs once, in a plain subprocess (it is the benchmark's
+own trusted code), and its results are kept in a :class:`~harness.memo.DiskMemo`.
+
+Anything that does not fit (a check that is not ``candidate(literals...)``, a value of a type
+with no translation, a reference that fails) raises :class:`Untranslatable` with the reason;
+the suite adapter lists it as the problem's data defect.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from harness.languages.types import (
+    PyType,
+    Untranslatable,
+    conforms,
+    from_annotation,
+    infer,
+    resolve,
+    unify,
+)
+from harness.memo import DiskMemo, source_version
+from harness.records import Problem
+
+REFERENCE_TIMEOUT_S = 60.0
+_MEMO = DiskMemo("language_reference_results", source_version(__file__))
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    params: tuple[tuple[str, PyType], ...]
+    returns: PyType
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A problem's signature, its docstring, and each case's calls as argument tuples."""
+
+    signature: Signature
+    doc: str
+    calls: dict[str, tuple[tuple[Any, ...], ...]]  # case_id -> the argument tuples of its calls
+    dropped: tuple[str, ...] = ()  # cases with no translation (they ran inside Python's sandbox)
+
+
+def translate(problem: Problem) -> Translation:
+    """The translation of ``problem`` (Untranslatable: why there is none).
+
+    Checks that run inside the Python sandbox (loops over random inputs, checks that call the
+    candidate's own helpers) have no translation; they are dropped, as MultiPL-E drops them,
+    when plain call checks remain (listed in :attr:`Translation.dropped`).
+    """
+    if problem.defects:
+        raise Untranslatable(f"the Python problem has a defect: {problem.defects[0]}")
+    function = _entry_function(problem)
+    names = [a.arg for a in function.args.args]
+    if function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
+        raise Untranslatable("the entry point takes *args, **kwargs or keyword-only arguments")
+    kept = [c for c in problem.cases if c.mode == "compare"]
+    dropped = tuple(c.case_id for c in problem.cases if c.mode != "compare")
+    if not kept:
+        raise Untranslatable("no check is a plain call of the candidate")
+    for case in kept:
+        for text in case.calls:
+            _check_call(text, problem, len(names))
+    evaluated = reference_results(problem, [(c.prelude, c.calls) for c in kept])
+    calls: dict[str, tuple[tuple[Any, ...], ...]] = {}
+    types = [from_annotation(a.annotation) for a in function.args.args]
+    returns = from_annotation(function.returns)
+    for case, per_case in zip(kept, evaluated, strict=True):
+        calls[case.case_id] = tuple(args for args, _ in per_case)
+        for args, value in per_case:
+            types = [unify(t, infer(v)) for t, v in zip(types, args, strict=True)]
+            returns = unify(returns, infer(value))
+    params = tuple((n, resolve(t)) for n, t in zip(names, types, strict=True))
+    signature = Signature(problem.entry_point, params, resolve(returns))
+    for per_case in calls.values():
+        for args in per_case:
+            for (name, t), value in zip(params, args, strict=True):
+                if not conforms(value, t):
+                    raise Untranslatable(f"argument {name}={value!r} does not fit type {t}"[:200])
+    return Translation(signature, ast.get_docstring(function) or "", calls, dropped)
+
+
+def _entry_function(problem: Problem) -> ast.FunctionDef:
+    for text in (problem.prompt, problem.reference):
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in module.body:
+            if isinstance(node, ast.FunctionDef) and node.name == problem.entry_point:
+                return node
+    raise Untranslatable(f"no top-level function {problem.entry_point} in prompt or reference")
+
+
+def _check_call(text: str, problem: Problem, arity: int) -> None:
+    call = ast.parse(text, mode="eval").body
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        raise Untranslatable(f"check call {text[:80]} is not a plain call")
+    if call.func.id not in ("candidate", problem.entry_point):
+        raise Untranslatable(f"check call {text[:80]} calls {call.func.id}, not the entry point")
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        raise Untranslatable(f"check call {text[:80]} uses keyword or starred arguments")
+    if len(call.args) != arity:
+        raise Untranslatable(f"check call {text[:80]} passes {len(call.args)} of {arity} arguments")
+
+
+# Runs in a subprocess: the benchmark's trusted code only (reference, test setup, preludes).
+_RUNNER = r"""
+import ast, copy, json, sys
+job = json.loads(sys.stdin.read())
+scope = {}
+exec(compile(job["program"], "reference", "exec"), scope)
+function = scope[job["entry_point"]]
+setup = {}
+exec(compile(job["test_setup"], "test_setup", "exec"), setup)
+out = []
+for prelude, calls in job["cases"]:
+    names = dict(setup)
+    exec(compile(prelude, "prelude", "exec"), names)
+    results = []
+    for text in calls:
+        call = ast.parse(text, mode="eval").body
+        args = tuple(eval(compile(ast.Expression(a), "args", "eval"), names) for a in call.args)
+        value = function(*copy.deepcopy(args))
+        results.append([repr(args), repr(value)])
+    out.append(results)
+print(json.dumps(out))
+"""
+
+
+def reference_results(
+    problem: Problem, cases: list[tuple[str, tuple[str, ...]]]
+) -> list[list[tuple[tuple[Any, ...], Any]]]:
+    """For each case's calls: the argument values and what the Python reference returns.
+
+    Arguments are evaluated as the check writes them (``candidate(3 * 19)``, ``candidate(lst)``
+    after the case's prelude); the results are plain literals, cached on disk.
+    """
+    if not problem.reference.strip():
+        raise Untranslatable("no reference solution to infer the types from")
+    job = {
+        "program": problem.program_setup + "\n" + problem.reference,
+        "entry_point": problem.entry_point,
+        "test_setup": problem.test_setup,
+        "cases": [[prelude, list(calls)] for prelude, calls in cases],
+    }
+    key = DiskMemo.key(job)
+    texts = _MEMO.get(key)
+    if texts is None:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _RUNNER],
+                input=json.dumps(job),
+                capture_output=True,
+                text=True,
+                timeout=REFERENCE_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise Untranslatable("the Python reference timed out on the check calls") from None
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["?"])[-1]
+            raise Untranslatable(f"the Python reference fails on the check calls: {last}"[:200])
+        texts = json.loads(done.stdout)
+        _MEMO.put(key, texts)
+    try:
+        return [[(ast.literal_eval(a), ast.literal_eval(v)) for a, v in case] for case in texts]
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise Untranslatable("an argument or result is not a plain literal") from None

@@ -1,0 +1,259 @@
+"""The Python-side type model every language translates from.
+
+A :class:`PyType` is what a benchmark value is, as far as a typed language needs to know:
+``int``, ``float``, ``bool``, ``str``, ``list[T]``, fixed ``tuple[A, B, ...]``, variable
+``tuple[T, ...]`` (``vartuple``), ``dict[K, V]`` and ``Optional[T]``. Types come from a
+prompt's annotations (:func:`from_annotation`) or from values (:func:`infer`, :func:`unify`),
+as MultiPL-E does for benchmarks without annotations. :func:`decode` turns the plain JSON a
+driver sent back into the Python value the benchmark's check expects, strictly: a value of the
+wrong shape is an error, never a silent coercion the check would then accept.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any
+
+SCALARS = ("int", "float", "bool", "str")
+
+
+class Untranslatable(ValueError):
+    """A type (or value) this translation cannot express; the problem becomes a data defect."""
+
+
+class DecodeError(ValueError):
+    """A value from a driver that does not have the declared type."""
+
+
+@dataclass(frozen=True)
+class PyType:
+    kind: str  # int float bool str none list tuple vartuple dict optional unknown
+    args: tuple[PyType, ...] = ()
+
+    def __str__(self) -> str:
+        if self.kind == "vartuple":
+            return f"tuple[{self.args[0]}, ...]"
+        if self.kind == "optional":
+            return f"Optional[{self.args[0]}]"
+        if self.args:
+            return f"{self.kind}[{', '.join(map(str, self.args))}]"
+        return self.kind
+
+    @property
+    def complete(self) -> bool:
+        """No ``unknown`` or bare ``none`` left anywhere inside."""
+        if self.kind in ("unknown", "none"):
+            return False
+        return all(a.complete for a in self.args)
+
+
+INT, FLOAT, BOOL, STR = PyType("int"), PyType("float"), PyType("bool"), PyType("str")
+NONE, UNKNOWN = PyType("none"), PyType("unknown")
+
+
+def list_of(t: PyType) -> PyType:
+    return PyType("list", (t,))
+
+
+def optional(t: PyType) -> PyType:
+    return t if t.kind in ("optional", "none") else PyType("optional", (t,))
+
+
+_NAMES = {"int": INT, "float": FLOAT, "bool": BOOL, "str": STR, "None": NONE}
+_GENERIC = {"List": "list", "list": "list", "Tuple": "tuple", "tuple": "tuple"}
+_GENERIC |= {"Dict": "dict", "dict": "dict", "Optional": "optional"}
+
+
+def from_annotation(node: ast.expr | None) -> PyType:
+    """The type an annotation names (``UNKNOWN`` for none); Untranslatable for Any, Union..."""
+    if node is None:
+        return UNKNOWN
+    if isinstance(node, ast.Constant) and node.value is None:
+        return NONE
+    if isinstance(node, ast.Name):
+        if node.id in _NAMES:
+            return _NAMES[node.id]
+        if node.id in ("list", "List"):
+            return list_of(UNKNOWN)
+        if node.id in ("tuple", "Tuple"):
+            return PyType("vartuple", (UNKNOWN,))
+        if node.id in ("dict", "Dict"):
+            return PyType("dict", (UNKNOWN, UNKNOWN))
+        raise Untranslatable(f"type {node.id} has no translation")
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        kind = _GENERIC.get(node.value.id)
+        if kind is None:
+            raise Untranslatable(f"type {ast.unparse(node)} has no translation")
+        elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if kind == "tuple" and len(elts) == 2 and isinstance(elts[1], ast.Constant):
+            if elts[1].value is Ellipsis:
+                return PyType("vartuple", (from_annotation(elts[0]),))
+        args = tuple(from_annotation(e) for e in elts)
+        if kind == "optional":
+            return optional(args[0])
+        if (kind == "list" and len(args) != 1) or (kind == "dict" and len(args) != 2):
+            raise Untranslatable(f"type {ast.unparse(node)} has the wrong number of arguments")
+        return PyType(kind, args)
+    raise Untranslatable(f"type {ast.unparse(node)} has no translation")
+
+
+def infer(value: Any) -> PyType:
+    """The type of a plain benchmark value (arguments, reference results)."""
+    if value is None:
+        return NONE
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, int):
+        if not -(2**63) <= value < 2**63:
+            raise Untranslatable(f"integer {value} does not fit in 64 bits")
+        return INT
+    if isinstance(value, float):
+        return FLOAT
+    if isinstance(value, str):
+        return STR
+    if isinstance(value, list):
+        return list_of(_unify_all([infer(v) for v in value]))
+    if isinstance(value, tuple):
+        return PyType("tuple", tuple(infer(v) for v in value))
+    if isinstance(value, dict):
+        keys = _unify_all([infer(k) for k in value])
+        return PyType("dict", (keys, _unify_all([infer(v) for v in value.values()])))
+    raise Untranslatable(f"a value of type {type(value).__name__} has no translation")
+
+
+def _unify_all(types: list[PyType]) -> PyType:
+    result = UNKNOWN
+    for t in types:
+        result = unify(result, t)
+    return result
+
+
+def unify(a: PyType, b: PyType) -> PyType:
+    """The least type both values fit (int widens to float, None makes Optional)."""
+    if a == b:
+        return a
+    if a.kind == "unknown":
+        return b
+    if b.kind == "unknown":
+        return a
+    if a.kind == "none":
+        return optional(b)
+    if b.kind == "none":
+        return optional(a)
+    if a.kind == "optional" or b.kind == "optional":
+        inner_a = a.args[0] if a.kind == "optional" else a
+        inner_b = b.args[0] if b.kind == "optional" else b
+        return optional(unify(inner_a, inner_b))
+    if {a.kind, b.kind} == {"int", "float"}:
+        return FLOAT
+    if a.kind == b.kind and a.kind in ("list", "dict", "vartuple"):
+        return PyType(a.kind, tuple(unify(x, y) for x, y in zip(a.args, b.args, strict=True)))
+    if a.kind == b.kind == "tuple":
+        if len(a.args) == len(b.args):
+            return PyType("tuple", tuple(unify(x, y) for x, y in zip(a.args, b.args, strict=True)))
+        return PyType("vartuple", (_unify_all([*a.args, *b.args]),))
+    if {a.kind, b.kind} == {"tuple", "vartuple"}:
+        return PyType("vartuple", (_unify_all([*a.args, *b.args]),))
+    raise Untranslatable(f"values of types {a} and {b} in the same place")
+
+
+def resolve(t: PyType) -> PyType:
+    """Fill what the values left open: an element never seen is ``int`` (MultiPL-E's choice)."""
+    if t.kind == "unknown":
+        return INT
+    if t.kind == "none":
+        raise Untranslatable("a value that is always None")
+    return PyType(t.kind, tuple(resolve(a) for a in t.args))
+
+
+def conforms(value: Any, t: PyType) -> bool:
+    """Whether ``value`` can be written as a literal of type ``t`` (int fits float)."""
+    kind = t.kind
+    if kind == "optional":
+        return value is None or conforms(value, t.args[0])
+    if kind == "int":
+        return type(value) is int and -(2**63) <= value < 2**63
+    if kind == "float":
+        return type(value) in (int, float)
+    if kind == "bool":
+        return type(value) is bool
+    if kind == "str":
+        return type(value) is str
+    if kind == "list":
+        return type(value) is list and all(conforms(v, t.args[0]) for v in value)
+    if kind == "vartuple":
+        return type(value) in (tuple, list) and all(conforms(v, t.args[0]) for v in value)
+    if kind == "tuple":
+        return (
+            type(value) is tuple
+            and len(value) == len(t.args)
+            and all(conforms(v, a) for v, a in zip(value, t.args, strict=True))
+        )
+    if kind == "dict":
+        return type(value) is dict and all(
+            conforms(k, t.args[0]) and conforms(v, t.args[1]) for k, v in value.items()
+        )
+    return False
+
+
+def decode(data: Any, t: PyType, where: str = "value") -> Any:
+    """The Python value of type ``t`` that a driver's JSON ``data`` stands for.
+
+    Drivers send lists for lists and tuples, ``[[key, value], ...]`` for dicts, ``null`` for
+    an empty Optional, and numbers for numbers (JavaScript has only one kind: an integral
+    float is accepted for ``int``).
+    """
+    kind = t.kind
+    if kind == "optional":
+        return None if data is None else decode(data, t.args[0], where)
+    if kind == "int":
+        if type(data) is int:
+            return data
+        if type(data) is float and data.is_integer() and abs(data) < 2**53:
+            return int(data)
+        raise DecodeError(f"{where}: expected an int, got {data!r}"[:200])
+    if kind == "float":
+        if type(data) in (int, float):
+            return float(data)
+        if data in ("NaN", "Infinity", "-Infinity"):
+            return float(data.replace("Infinity", "inf"))
+        raise DecodeError(f"{where}: expected a float, got {data!r}"[:200])
+    if kind == "bool":
+        if type(data) is bool:
+            return data
+        raise DecodeError(f"{where}: expected a bool, got {data!r}"[:200])
+    if kind == "str":
+        if type(data) is str:
+            return data
+        raise DecodeError(f"{where}: expected a str, got {data!r}"[:200])
+    if type(data) is not list:
+        raise DecodeError(f"{where}: expected {t} (a JSON list), got {data!r}"[:200])
+    if kind == "list":
+        return [decode(v, t.args[0], f"{where}[{i}]") for i, v in enumerate(data)]
+    if kind == "vartuple":
+        return tuple(decode(v, t.args[0], f"{where}[{i}]") for i, v in enumerate(data))
+    if kind == "tuple":
+        if len(data) != len(t.args):
+            raise DecodeError(f"{where}: expected {len(t.args)} items, got {len(data)}")
+        return tuple(
+            decode(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(data, t.args, strict=True))
+        )
+    if kind == "dict":
+        out = {}
+        for i, pair in enumerate(data):
+            if type(pair) is not list or len(pair) != 2:
+                raise DecodeError(f"{where}: dict entry {i} is not a [key, value] pair")
+            out[decode(pair[0], t.args[0], f"{where} key")] = decode(pair[1], t.args[1], where)
+        return out
+    raise DecodeError(f"{where}: no decoding for type {t}")
+
+
+def parse_type(text: str) -> PyType:
+    """A type from its ``str`` form (as stored in problem metadata)."""
+    return from_annotation(ast.parse(text, mode="eval").body)
+
+
+def is_finite(value: float) -> bool:
+    return not (math.isnan(value) or math.isinf(value))
