@@ -14,6 +14,7 @@ from typing import Any
 from harness.passk import mean_pass_at_k, reportable_ks
 from harness.plus.cases import is_plus
 from harness.records import Problem
+from harness.sandbox.api import empty_resources
 
 
 @dataclass
@@ -45,6 +46,7 @@ def execution_record(execution: Any) -> dict[str, Any]:
         "coverage": execution.coverage,
         "notes": list(execution.notes),
         "infra_error": execution.infra_error,
+        **execution.resources,
     }
 
 
@@ -84,7 +86,8 @@ def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]
                 **({"plus": True} if is_plus(case.case_id) else {}),
             }
         )
-    execution = dict(outcomes.execution)
+    # Every row carries the accounting keys; a sample that never ran has zeros.
+    execution = {**empty_resources(), **outcomes.execution}
     if problem.defects:
         execution.setdefault("notes", []).append("data defect: " + "; ".join(problem.defects))
     plus = {}

@@ -74,6 +74,27 @@ class SampleExecution:
     coverage: dict[str, Any] | None = None
     infra_error: str | None = None
     notes: list[str] = field(default_factory=list)
+    # CPU, peak memory and I/O of the sample's processes, measured by the fork server from
+    # kernel counters (the candidate cannot forge them): the keys of RESOURCE_KEYS.
+    resources: dict[str, float | int] = field(default_factory=lambda: empty_resources())
+
+
+# The accounting of one sample (docs/formats.md): CPU seconds, peak resident memory in KiB,
+# bytes asked to read/write (``/proc/<pid>/io`` rchar/wchar), bytes that reached the disk.
+RESOURCE_KEYS: dict[str, type] = {
+    "cpu_user_s": float,
+    "cpu_system_s": float,
+    "max_rss_kib": int,
+    "rchar": int,
+    "wchar": int,
+    "read_bytes": int,
+    "write_bytes": int,
+}
+
+
+def empty_resources() -> dict[str, float | int]:
+    """Zero accounting: a sample that never ran (infrastructure error, data defect)."""
+    return {key: kind() for key, kind in RESOURCE_KEYS.items()}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,13 @@ import binascii
 import math
 from typing import Any
 
-from harness.sandbox.api import CaseExecution, SampleExecution, SampleRequest
+from harness.sandbox.api import (
+    RESOURCE_KEYS,
+    CaseExecution,
+    SampleExecution,
+    SampleRequest,
+    empty_resources,
+)
 from harness.sandbox.coverage_data import analyze
 from harness.sandbox.inside import codec
 
@@ -134,6 +140,24 @@ def _merge_coverage(program: str, slots: Any) -> dict[str, Any] | None:
     return analyze(program, arcs) if reported else None
 
 
+def _resources(value: Any) -> dict[str, float | int]:
+    """The server's accounting, checked: exactly the documented keys, finite and >= 0.
+
+    A reply without it (a hand-made one) counts zeros; a malformed one is our server's fault.
+    """
+    if value is None:
+        return empty_resources()
+    if type(value) is not dict or set(value) != set(RESOURCE_KEYS):
+        raise ReplyError(f"reply has malformed resource accounting: {value!r:.200}")
+    out: dict[str, float | int] = {}
+    for key, kind in RESOURCE_KEYS.items():
+        raw = value[key]
+        if type(raw) not in (int, float) or not math.isfinite(raw) or raw < 0:
+            raise ReplyError(f"reply has a bad {key!r}: {raw!r:.50}")
+        out[key] = kind(raw)
+    return out
+
+
 def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
     """The SampleExecution for ``request`` from the server's ``reply``."""
     if reply.get("infra"):
@@ -155,4 +179,5 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
         if request.coverage
         else None,
         notes=[str(n) for n in reply.get("notes", [])],
+        resources=_resources(reply.get("resources")),
     )

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import math
 import os
+import resource
 import secrets
 import select
 import shutil
@@ -41,6 +42,8 @@ PRELOAD = (
     "io textwrap unicodedata"
 ).split()
 _LEN = struct.Struct(">I")
+# The accounting keys of a sample (docs/formats.md, ``execution``); every language emits them.
+IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes")
 
 
 def _load(name: str) -> Any:
@@ -94,6 +97,8 @@ class Server:
         self.pid1 = os.getpid() == 1
         self.work_root = cfg.get("work_root") or tempfile.gettempdir()
         self.cap = int(cfg["max_output_bytes"])
+        self.counters = ChildCounters()
+        self.last_counters: tuple | None = None
 
     # -- process hygiene -------------------------------------------------------------------
     def _descendants(self) -> list[int]:
@@ -153,12 +158,16 @@ class Server:
             "notes": [],
             "infra": None,
         }
+        # The counters after the previous sample are the ones before this one (nothing is
+        # reaped in between): one snapshot per sample.
+        before = self.last_counters or self.counters.snapshot()
         next_case, first_segment = 0, True
         while next_case < len(cases) and state["infra"] is None:
             if time.monotonic() >= budget_end:
                 break
             next_case = self._segment(req, next_case, budget_end, first_segment, state)
             first_segment = False
+        after = self.last_counters = self.counters.snapshot()
         for index, slot in enumerate(state["slots"]):
             if slot is None:
                 state["slots"][index] = _verdict(
@@ -170,6 +179,7 @@ class Server:
             "stdout": state["stdout"].decode("utf-8", "replace"),
             "stderr": state["stderr"].decode("utf-8", "replace"),
             "max_rss_kb": state["rss"],
+            "resources": _resources(before, after, state["rss"]),
             "duration_s": time.monotonic() - start,
             "notes": state["notes"],
             "infra": state["infra"],
@@ -318,6 +328,62 @@ class Server:
         return status
 
 
+class ChildCounters:
+    """CPU time and I/O of every process this server has reaped, summed (grandchildren too).
+
+    The kernel adds a reaped child's CPU times to the parent's ``RUSAGE_CHILDREN`` and its I/O
+    counters (and those of everything it reaped) to the parent's process-wide counters,
+    ``/proc/self/io``; the thread's own counters, ``/proc/self/task/<pid>/io``, leave them
+    out. The server is single-threaded, so the difference is its children's I/O, read with no
+    right over the (other-user) child and nothing the child can forge. The thread's file is
+    read first: that read's own bytes then show in the process-wide counters and are taken
+    off. Both files stay open (``pread`` at 0 regenerates them): ~10 us per snapshot.
+    """
+
+    def __init__(self) -> None:
+        try:
+            self._fds: tuple[int, int] | None = (
+                os.open(f"/proc/self/task/{os.getpid()}/io", os.O_RDONLY),
+                os.open("/proc/self/io", os.O_RDONLY),
+            )
+        except OSError:  # no /proc or no I/O accounting: I/O counts as zero
+            self._fds = None
+
+    def snapshot(self) -> tuple[float, float, dict[str, int]]:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        io = dict.fromkeys(IO_KEYS, 0)
+        if self._fds is not None:
+            try:
+                own_raw = os.pread(self._fds[0], 4096, 0)  # one read: the file is ~120 bytes
+                whole, own = _io_counters(os.pread(self._fds[1], 4096, 0)), _io_counters(own_raw)
+                io = {key: whole.get(key, 0) - own.get(key, 0) for key in IO_KEYS}
+                io["rchar"] -= len(own_raw)
+            except (OSError, ValueError):
+                pass
+        return usage.ru_utime, usage.ru_stime, io
+
+
+def _io_counters(data: bytes) -> dict[str, int]:
+    counters = {}
+    for line in data.splitlines():
+        key, _, value = line.partition(b": ")
+        counters[key.decode()] = int(value)
+    return counters
+
+
+def _resources(before: tuple, after: tuple, rss: int) -> dict[str, Any]:
+    """One sample's accounting from two snapshots; peak memory is the largest ``ru_maxrss``
+    of the sample's forked children (wait4: the child and what it reaped)."""
+    out: dict[str, Any] = {
+        "cpu_user_s": round(max(0.0, after[0] - before[0]), 6),
+        "cpu_system_s": round(max(0.0, after[1] - before[1]), 6),
+        "max_rss_kib": int(rss),
+    }
+    for key in IO_KEYS:
+        out[key] = max(0, after[2][key] - before[2][key])
+    return out
+
+
 def _timeout(case: dict[str, Any]) -> float:
     return float(case.get("timeout_s") or 1.0)
 
@@ -405,6 +471,7 @@ def main(argv: list[str]) -> int:
             reply = server.run_sample({**problems[request["problem"]], **request})
         except Exception:  # noqa: BLE001 - report, keep serving
             server._kill_rest()
+            server.last_counters = None  # what was just reaped belongs to no sample
             reply = {"infra": "fork server error:\n" + traceback.format_exc()[-4000:]}
         reply["id"] = request.get("id")
         write_message(out_fd, reply)
