@@ -42,6 +42,7 @@ class Compiled:
     message: str = ""
     log: str = ""
     timed_out: bool = False
+    killed: bool = False  # the compiler died of a signal (a limit: memory, CPU)
     cached: bool = False
     duration_s: float = 0.0
 
@@ -112,8 +113,9 @@ def compiled(
             result = Compiled(True, final)
         else:
             result = _run_compiler(language, work, logs, hide, use_bwrap, started)
-        if not result.ok and result.timed_out:
-            return Compiled(False, "", result.message, result.log, timed_out=True)
+        if not result.ok and (result.timed_out or result.killed):
+            # Not kept: a timeout or a kill (memory, CPU) may be this machine's load.
+            return Compiled(False, "", result.message, result.log, timed_out=result.timed_out)
         os.makedirs(os.path.dirname(final), exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
         os.chmod(staging, 0o755)
@@ -189,6 +191,10 @@ def _run_compiler(
         raise CompileInfraError(f"the sandbox could not start the compiler: {text[:300]}")
     if code == 0:
         return Compiled(True, "", log=text)
+    if code < 0 or code > 128:  # a signal (bubblewrap reports 128 + its number)
+        number = -code if code < 0 else code - 128
+        message = f"the compiler was killed by signal {number} (a memory or CPU limit)"
+        return Compiled(False, "", message, text, killed=True)
     first = _first_error(text) or f"the compiler exited with status {code}"
     return Compiled(False, "", f"compile error: {first}"[:MAX_MESSAGE], text)
 
