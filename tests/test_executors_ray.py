@@ -230,3 +230,17 @@ def test_trainers_reward_runs_on_ray_when_configured(problems, ray_executor) -> 
     )
     assert on_ray == local
     assert on_ray[0] > on_ray[1] > on_ray[2]
+
+
+@pytest.mark.slow
+def test_an_actor_the_cluster_cannot_place_is_a_clear_error(problems, ray_executor) -> None:
+    from harness.executors.ray_executor import RayExecutor
+
+    ray_executor.actor_pids()  # the shared pool holds both CPUs of the instance
+    extra = RayExecutor(num_actors=1, start_timeout_s=3)
+    try:
+        with pytest.raises(RuntimeError, match="did not start within 3 s.*0 CPUs free"):
+            extra.evaluate(problems, [Sample("HumanEval/53", "    return x + y\n", "0")])
+    finally:
+        extra.close()
+    assert len(ray_executor.actor_pids()) == 2  # the shared pool is untouched

@@ -66,6 +66,8 @@ class RayExecutor:
     ``num_actors``: the pool's size (default: the cluster's CPUs when first used); a batch
     uses at most one actor per problem. ``actor_options``: extra ``.options(...)`` for each
     actor (e.g. ``{"resources": {"sandbox": 1}}`` to place them on CPU nodes).
+    ``start_timeout_s``: how long a new actor may take to start before the call fails (an
+    actor the cluster cannot place never starts).
     """
 
     def __init__(
@@ -73,12 +75,14 @@ class RayExecutor:
         address: str | None = None,
         num_actors: int | None = None,
         actor_options: dict[str, Any] | None = None,
+        start_timeout_s: float = 120.0,
     ) -> None:
         if num_actors is not None and num_actors < 1:
             raise ValueError(f"num_actors must be at least 1 (got {num_actors})")
         self.address = address
         self.num_actors = num_actors
         self.actor_options = {"num_cpus": 1, **(actor_options or {})}
+        self.start_timeout_s = start_timeout_s
         self._actors: list[Any] = []
         self._started_ray = False
         self._remote: Any = None
@@ -107,12 +111,32 @@ class RayExecutor:
             self.num_actors = max(1, int(ray.cluster_resources().get("CPU", 1)))
         return self.num_actors
 
-    def _actor(self, index: int) -> Any:
-        while len(self._actors) <= index:
-            self._actors.append(None)
-        if self._actors[index] is None:
-            self._actors[index] = self._remote.options(**self.actor_options).remote()
-        return self._actors[index]
+    def _start(self, count: int) -> list[Any]:
+        """The first ``count`` actors, started where missing (together, then waited for: an
+        actor Ray cannot place would otherwise leave every later call waiting forever)."""
+        ray = self._ray()
+        self._actors += [None] * (count - len(self._actors))
+        new = {}
+        for index in range(count):
+            if self._actors[index] is None:
+                actor = self._remote.options(**self.actor_options).remote()
+                self._actors[index] = actor
+                new[index] = actor.pid.remote()
+        if new:
+            try:
+                ray.get(list(new.values()), timeout=self.start_timeout_s)
+            except (ray.exceptions.GetTimeoutError, ray.exceptions.RayActorError) as exc:
+                for index in new:
+                    self._replace(index)
+                free = ray.available_resources().get("CPU", 0)
+                raise RuntimeError(
+                    f"{len(new)} Ray evaluation actor(s) did not start within "
+                    f"{self.start_timeout_s:.0f} s ({type(exc).__name__}; {free:g} CPUs free in "
+                    f"the cluster): each actor needs {self.actor_options.get('num_cpus')} CPU "
+                    "and codeeval-rl installed on its node; use fewer actors (num_actors) or "
+                    "free CPUs"
+                ) from exc
+        return self._actors[:count]
 
     def _replace(self, index: int) -> None:
         """Drop a dead actor; the next call starts a new one in its place."""
@@ -126,7 +150,7 @@ class RayExecutor:
     def actor_pids(self) -> list[int]:
         """The process id of each live actor (starting the pool if needed)."""
         ray = self._ray()
-        return ray.get([self._actor(i).pid.remote() for i in range(self.size())])
+        return ray.get([actor.pid.remote() for actor in self._start(self.size())])
 
     # ------------------------------------------------------------------ a batch
 
@@ -151,6 +175,7 @@ class RayExecutor:
         out_dir = options.pop("out_dir", None)
         shares = split_by_problem(batch, self.size())
         version = package_version()
+        actors = self._start(len(shares))
         calls = []
         for index, share in enumerate(shares):
             share_samples = [batch[i] for i in share]
@@ -158,7 +183,7 @@ class RayExecutor:
             share_options = dict(options)
             if out_dir is not None:  # one folder per share (on the actor's machine)
                 share_options["out_dir"] = os.path.join(os.fspath(out_dir), f"share-{index}")
-            ref = self._actor(index).evaluate.remote(
+            ref = actors[index].evaluate.remote(
                 share_problems, share_samples, share_options, version
             )
             calls.append((ref, share_samples))

@@ -65,6 +65,7 @@ def failed_rows(
     A trainer masks them (reward ``None``) instead of scoring the model 0."""
     from harness.completions import assemble_program
     from harness.results import CaseOutcome, SampleOutcomes, build_row
+    from harness.sandbox.api import empty_resources
 
     rows = []
     for sample in samples:
@@ -79,6 +80,7 @@ def failed_rows(
             "coverage": None,
             "notes": [],
             "infra_error": message,
+            **empty_resources(),  # nothing ran
         }
         outcomes.cases = {
             c.case_id: CaseOutcome(c.case_id, "error", message) for c in problem.cases
