@@ -2,7 +2,9 @@
 
 A checkpoint is a folder ``checkpoint-<step>/`` with ``state.pt`` (trained parameters per
 agent, optimizer state dicts, the RNG states of Python, NumPy and torch, and the trainer's own
-counters) and ``config.yaml``; ``<output.dir>/latest`` names the newest one.
+counters) and ``config.yaml``; ``<output.dir>/latest`` names the newest one. A run in several processes adds
+``rng-rank<r>.pt`` for every rank but 0 (rank 0's RNG states are in ``state.pt``): each rank
+samples from its own random stream, and a resumed rank continues that stream.
 """
 
 from __future__ import annotations
@@ -38,6 +40,29 @@ def set_rng_state(state: Mapping[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def rank_rng_file(folder: str | Path, rank: int) -> Path:
+    return Path(folder) / f"rng-rank{rank}.pt"
+
+
+def save_rank_rng(folder: str | Path, rank: int) -> Path:
+    """Write this rank's RNG states into checkpoint ``folder`` (ranks other than 0)."""
+    path = rank_rng_file(folder, rank)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(rng_state(), tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load_rank_rng(folder: str | Path, rank: int) -> bool:
+    """Restore this rank's RNG states from ``folder``; False when it holds none for ``rank``."""
+    path = rank_rng_file(folder, rank)
+    if not path.exists():
+        return False
+    set_rng_state(torch.load(path, map_location="cpu", weights_only=False))
+    return True
 
 
 def seed_everything(seed: int) -> None:

@@ -1,4 +1,8 @@
-"""``python -m trainers.magrpo --config configs/magrpo_he.yaml [--override a.b=c ...]``."""
+"""``python -m trainers.magrpo --config configs/magrpo_he.yaml [--override a.b=c ...]``.
+
+Also under ``accelerate launch --multi_gpu --num_processes N -m trainers.magrpo ...`` or
+``torchrun --nproc_per_node N -m trainers.magrpo ...`` (see docs/distributed.md).
+"""
 
 from __future__ import annotations
 
@@ -16,10 +20,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"trainers.magrpo: config error: {exc}", file=sys.stderr)
         return 2
+    from trainers.common import distributed
     from trainers.magrpo.trainer import MAGRPOTrainer
 
-    records = MAGRPOTrainer(config).train()
-    if records:
+    trainer = MAGRPOTrainer(config)
+    records = trainer.train()
+    distributed.shutdown()
+    if records and trainer.rank == 0:
         last = records[-1]
         print(f"done: {last['step']} steps, reward_mean={last['reward_mean']:.4f}")
     return 0

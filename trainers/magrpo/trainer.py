@@ -8,6 +8,12 @@ and advantages; and ``eval`` (every turn, through the same transition: ``eval/tu
 Checkpoints hold the agents' trained
 parameters, optimizer states, RNG states and the data position, so a resumed run continues
 exactly where it stopped.
+
+Under ``accelerate launch``/``torchrun`` (``trainers.common.distributed``) every process holds
+the agents, rolls out its share of each step's prompts (``rollout_buffer_size`` per process),
+and averages gradients with the others before each optimizer step; rank 0 alone evaluates,
+logs and saves, and every rank records its prompts and parameter digest in
+``<output.dir>/ranks/rank-<r>.jsonl``.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,10 +30,13 @@ import torch
 import yaml
 
 from harness.records import Problem
+from trainers.common import distributed as dist
 from trainers.common.checkpoint import (
     load_checkpoint,
+    load_rank_rng,
     resolve_checkpoint,
     save_checkpoint,
+    save_rank_rng,
     seed_everything,
 )
 from trainers.common.config import to_dict
@@ -42,7 +52,6 @@ from trainers.magrpo.roles import Roles
 from trainers.magrpo.rollout import (
     Episode,
     FeedbackFn,
-    Node,
     RolloutSettings,
     Scorer,
     rollout,
@@ -50,12 +59,6 @@ from trainers.magrpo.rollout import (
 from trainers.magrpo.targets import Target, all_targets
 
 MICRO_BATCH = 8  # sequences per forward pass inside a minibatch (bounds activation memory)
-
-
-def _distributed() -> tuple[int, int]:
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
 
 
 class MAGRPOTrainer:
@@ -73,7 +76,8 @@ class MAGRPOTrainer:
         self.config = config
         self.settings = config.magrpo
         seed_everything(config.seed)
-        self.rank, self.world = _distributed()
+        place = dist.init_distributed()  # one process without launcher variables: a no-op
+        self.rank, self.world = place.rank, place.world_size
         self.roles = Roles.for_suite(
             config.dataset.suite, self.settings.num_agents, self.settings.split_strategy
         )
@@ -108,6 +112,11 @@ class MAGRPOTrainer:
         self.position = 0
         self.output = Path(config.output.dir)
         self.logger = run_logger(config, self.output, enabled=self.rank == 0)
+        if self.world > 1:
+            # One start for every rank (as DDP broadcasts), then a random stream per rank so
+            # the ranks sample different completions (accelerate's seed + process index).
+            dist.broadcast_parameters(p for a in self.agents for p in a.parameters())
+            seed_everything(config.seed + self.rank)
         if config.output.resume_from:
             self.resume(resolve_checkpoint(config.output.resume_from, self.output))
 
@@ -123,7 +132,7 @@ class MAGRPOTrainer:
         problems = load_split(ds.suite, ds.train_split, ds.data_dir, ds.task_ids)
         if not problems:
             raise ValueError(f"dataset.train_split={ds.train_split}: no problems")
-        return problems[self.rank :: self.world]  # each process trains on its own shard
+        return problems  # every rank knows them all; batches() deals each its share
 
     def _eval_set(self) -> list[Problem]:
         if self.eval_problems is None:
@@ -153,7 +162,8 @@ class MAGRPOTrainer:
     # ------------------------------------------------------------ data order
 
     def steps_per_epoch(self) -> int:
-        return math.ceil(len(self.train_problems) / self.settings.rollout_buffer_size)
+        per_step = self.settings.rollout_buffer_size * self.world  # prompts over all ranks
+        return math.ceil(len(self.train_problems) / per_step)
 
     def total_steps(self) -> int:
         total = self.steps_per_epoch() * self.settings.num_epochs
@@ -166,14 +176,20 @@ class MAGRPOTrainer:
         return order
 
     def batches(self) -> Iterator[list[Problem]]:
-        """The remaining buffers of problems, from the current epoch and position on."""
-        size = self.settings.rollout_buffer_size
+        """This rank's remaining buffers of problems, from the current epoch and position on.
+
+        Each step takes ``rollout_buffer_size * processes`` prompts of the epoch's order (the
+        same on every rank) and deals them round-robin, so the position is global: a resumed
+        run, with the same number of processes, gives every rank the shards it would have had.
+        """
+        size = self.settings.rollout_buffer_size * self.world
         while self.epoch < self.settings.num_epochs:
             order = self._order(self.epoch)
             while self.position < len(order):
                 chunk = order[self.position : self.position + size]
                 self.position += len(chunk)
-                yield [self.train_problems[i] for i in chunk]
+                mine = dist.rank_share(chunk, self.rank, self.world, order)
+                yield [self.train_problems[i] for i in mine]
             self.epoch += 1
             self.position = 0
 
@@ -208,8 +224,11 @@ class MAGRPOTrainer:
         losses, norms = [], []
         agent.activate()
         pad = agent.tokenizer.pad_token_id or 0
-        for start in range(0, len(targets), size):
-            batch = targets[start : start + size]
+        # Every rank must join the same number of gradient all-reduces: the largest count.
+        count = math.ceil(len(targets) / size) if targets else 0
+        count = dist.max_int(count) if self.world > 1 else count
+        for index in range(count):
+            batch = targets[index * size : (index + 1) * size]  # empty past this rank's end
             opt.zero_grad(set_to_none=True)
             total = 0.0
             live = [t for t in batch if t.advantage != 0.0]  # zero advantage: zero gradient
@@ -244,13 +263,7 @@ class MAGRPOTrainer:
 
     def _sync_grads(self, agent: AgentPolicy) -> None:
         """Average gradients over processes (accelerate/torchrun); a no-op on one process."""
-        if self.world == 1:
-            return
-        for p in agent.parameters():
-            if p.grad is None:
-                p.grad = torch.zeros_like(p)
-            torch.distributed.all_reduce(p.grad)
-            p.grad /= self.world
+        dist.all_reduce_gradients(agent.parameters())
 
     def train_step(self, problems: list[Problem]) -> dict[str, Any]:
         """Roll out, score, and update every agent once on ``problems``; returns metrics."""
@@ -285,7 +298,12 @@ class MAGRPOTrainer:
             metrics["reference_kl_penalty_mean"] = s.beta * _mean(kls)
         for a, agent in enumerate(self.agents):
             mine = [t for t in targets if t.agent == a]
-            update = self._update_agent(a, mine) if mine else {"loss": 0.0, "grad_norm": 0.0}
+            # Several processes: every rank joins the update, even with no targets of its own.
+            update = (
+                self._update_agent(a, mine)
+                if mine or self.world > 1
+                else {"loss": 0.0, "grad_norm": 0.0}
+            )
             comps = [c for e in episodes for g in e.groups for c in g.completions[a]]
             metrics[agent.name] = {
                 **update,
@@ -295,6 +313,13 @@ class MAGRPOTrainer:
             }
             if s.beta > 0:
                 metrics[agent.name]["reference_kl_mean"] = _mean([c.kl for c in comps])
+        if self.world > 1:  # rank 0 logs the whole step: every rank's nodes and agent numbers
+            rows = [
+                r for part in dist.gather(_node_rows(episodes, s.gamma, s.num_turns)) for r in part
+            ]
+            metrics.update(_reward_summary(rows, s.num_turns))
+            for agent in self.agents:
+                metrics[agent.name] = dist.mean_numbers(dist.gather(metrics[agent.name]))
         metrics["loss"] = _mean([metrics[a.name]["loss"] for a in self.agents])
         synced = time.perf_counter()
         self.engine.sync(self.agents)  # the next rollouts sample from the updated adapters
@@ -304,45 +329,8 @@ class MAGRPOTrainer:
         return metrics
 
     def _reward_metrics(self, episodes: list[Episode]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        num_turns = self.settings.num_turns
-        nodes: list[Node] = []
-        returns: list[float | None] = []
-        for e in episodes:  # joint returns, before any agent's KL penalty
-            nodes += e.nodes
-            returns += tree_returns(
-                [n.reward for n in e.nodes],
-                [n.children for n in e.nodes],
-                self.settings.gamma,
-                [n.turn for n in e.nodes],
-                num_turns,
-            )
-        for turn in range(1, num_turns + 1):
-            at = [n for n in nodes if n.turn == turn]
-            if not at:
-                continue
-            scored = [n.reward for n in at if n.reward is not None]
-            parts: dict[str, list[float]] = {}
-            for n in at:
-                for key, value in ((n.row or {}).get("reward_parts") or {}).items():
-                    if isinstance(value, int | float):
-                        parts.setdefault(key, []).append(float(value))
-            out[f"turn_{turn}"] = {
-                "reward_mean": _mean(scored),
-                "expected_return": _mean(
-                    [
-                        r
-                        for n, r in zip(nodes, returns, strict=True)
-                        if n.turn == turn and r is not None
-                    ]
-                ),
-                "passed_rate": _mean([1.0 if (n.row or {}).get("passed") else 0.0 for n in at]),
-                "masked": len(at) - len(scored),
-                "joint_actions": len(at),
-                "reward_parts": {k: _mean(v) for k, v in parts.items()},
-            }
-        out["reward_mean"] = out.get("turn_1", {}).get("reward_mean", 0.0)
-        return out
+        s = self.settings
+        return _reward_summary(_node_rows(episodes, s.gamma, s.num_turns), s.num_turns)
 
     # ------------------------------------------------------------ evaluation
 
@@ -372,21 +360,36 @@ class MAGRPOTrainer:
         return {"epoch": self.epoch, "position": self.position, "step": self.step}
 
     def save(self) -> Path | None:
-        if self.rank != 0:
-            return None
-        params = {a.name: dict(a.named_trainable()) for a in self.agents}
-        return save_checkpoint(
-            self.output,
-            self.step,
-            params,
-            self.optimizers,
-            self.trainer_state(),
-            to_dict(self.config),
-        )
+        """Rank 0 writes the checkpoint (parameters are the same on every rank); the other
+        ranks add their RNG states to it first, so ``latest`` only ever names a whole one."""
+        if self.world > 1:
+            if self.rank:
+                save_rank_rng(self.output / f"checkpoint-{self.step}", self.rank)
+            dist.barrier()
+        path = None
+        if self.rank == 0:
+            params = {a.name: dict(a.named_trainable()) for a in self.agents}
+            path = save_checkpoint(
+                self.output,
+                self.step,
+                params,
+                self.optimizers,
+                self.trainer_state(),
+                to_dict(self.config),
+            )
+        dist.barrier()
+        return path
 
     def resume(self, path: str | Path) -> None:
         params = {a.name: dict(a.named_trainable()) for a in self.agents}
-        state = load_checkpoint(path, params, self.optimizers)
+        state = load_checkpoint(path, params, self.optimizers)  # rank 0's RNG states
+        if self.rank and not load_rank_rng(path, self.rank):
+            warnings.warn(
+                f"{path}: no RNG states for rank {self.rank} (saved with fewer processes?); "
+                "seeding it afresh",
+                stacklevel=2,
+            )
+            seed_everything(self.config.seed + self.rank + 7919 * state["step"])
         self.step = state["trainer_state"]["step"]
         self.epoch = state["trainer_state"]["epoch"]
         self.position = state["trainer_state"]["position"]
@@ -406,6 +409,11 @@ class MAGRPOTrainer:
             agent.tokenizer.save_pretrained(str(target))
 
     # ------------------------------------------------------------ the loop
+
+    def _record_rank(self, problems: list[Problem]) -> dict[str, Any]:
+        named = [(f"{a.name}.{n}", p) for a in self.agents for n, p in a.named_trainable()]
+        place = dist.Distributed(self.rank, self.world)
+        return dist.record_step(self.output, place, self.step, [p.task_id for p in problems], named)
 
     def train(self) -> list[dict[str, Any]]:
         """Run until the epochs or ``max_steps`` are done; returns the logged records."""
@@ -432,7 +440,9 @@ class MAGRPOTrainer:
                 break
             metrics = self.train_step(problems)
             self.step += 1
-            if interval and (self.step % interval == 0 or self.step == total):
+            if self.world > 1:
+                metrics["distributed"] = self._record_rank(problems)
+            if interval and (self.step % interval == 0 or self.step == total) and self.rank == 0:
                 metrics["eval"] = self.evaluate()
             records.append(self.logger.log(self.step, metrics))
             bar.update(1)
@@ -447,6 +457,56 @@ class MAGRPOTrainer:
         self.logger.close()
         close_engine(self.engine)
         return records
+
+
+def _node_rows(
+    episodes: list[Episode], gamma: float, num_turns: int
+) -> list[tuple[int, float | None, bool, dict[str, float], float | None]]:
+    """Per joint action: turn, reward, passed, numeric reward parts and return (picklable, so
+    ranks can gather them)."""
+    rows = []
+    for e in episodes:  # joint returns, before any agent's KL penalty
+        returns = tree_returns(
+            [n.reward for n in e.nodes],
+            [n.children for n in e.nodes],
+            gamma,
+            [n.turn for n in e.nodes],
+            num_turns,
+        )
+        for n, ret in zip(e.nodes, returns, strict=True):
+            row = n.row or {}
+            parts = {
+                str(k): float(v)
+                for k, v in (row.get("reward_parts") or {}).items()
+                if isinstance(v, int | float)
+            }
+            rows.append((n.turn, n.reward, bool(row.get("passed")), parts, ret))
+    return rows
+
+
+def _reward_summary(
+    rows: Sequence[tuple[int, float | None, bool, dict[str, float], float | None]], num_turns: int
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for turn in range(1, num_turns + 1):
+        at = [r for r in rows if r[0] == turn]
+        if not at:
+            continue
+        scored = [r[1] for r in at if r[1] is not None]
+        parts: dict[str, list[float]] = {}
+        for r in at:
+            for key, value in r[3].items():
+                parts.setdefault(key, []).append(value)
+        out[f"turn_{turn}"] = {
+            "reward_mean": _mean(scored),
+            "expected_return": _mean([r[4] for r in at if r[4] is not None]),
+            "passed_rate": _mean([1.0 if r[2] else 0.0 for r in at]),
+            "masked": len(at) - len(scored),
+            "joint_actions": len(at),
+            "reward_parts": {k: _mean(v) for k, v in parts.items()},
+        }
+    out["reward_mean"] = out.get("turn_1", {}).get("reward_mean", 0.0)
+    return out
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -1,4 +1,8 @@
-"""``python -m trainers.ppo --config configs/ppo_he.yaml [--override key=value ...]``."""
+"""``python -m trainers.ppo --config configs/ppo_he.yaml [--override key=value ...]``.
+
+Also under ``torchrun --nproc_per_node N -m trainers.ppo ...`` or ``accelerate launch
+--multi_gpu --num_processes N -m trainers.ppo ...`` (see docs/distributed.md).
+"""
 
 from __future__ import annotations
 
@@ -17,10 +21,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"trainers.ppo: {exc}", file=sys.stderr)
         return 2
+    from trainers.common import distributed
     from trainers.ppo.trainer import PPOTrainer
 
-    history = PPOTrainer(config).train()
-    print(json.dumps({"output_dir": config.output.dir, "steps": len(history)}))
+    trainer = PPOTrainer(config)
+    history = trainer.train()
+    distributed.shutdown()
+    if trainer.place.is_main:  # one summary line, not one per process
+        print(json.dumps({"output_dir": config.output.dir, "steps": len(history)}))
     return 0
 
 

@@ -13,12 +13,19 @@ turns (with one turn, ``r - V``) less its own KL penalty, on each token it wrote
 reads the turn's prompts and not the turn's completions: a value that saw the joint action it
 is the baseline for would learn ``r`` itself and cancel the action's credit (from turn 2 on
 the prompts carry the earlier turns' completions, so the joint state holds them).
+
+Under ``accelerate launch``/``torchrun`` (``trainers.common.distributed``) each process rolls out
+``prompts_per_step`` prompts of its own, gradients are averaged over the processes before every
+optimizer step (policies, value heads and the central critic alike), and rank 0 alone logs and
+saves; every rank records its prompts and parameter digest in ``<output.dir>/ranks/``.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +36,7 @@ from torch import nn
 
 from harness.records import Problem
 from trainers.common import checkpoint as ckpt
+from trainers.common import distributed as dist
 from trainers.common.config import to_dict
 from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
@@ -159,6 +167,7 @@ class PPOTrainer:
         self.config = config
         p = config.ppo
         ckpt.seed_everything(config.seed)
+        self.place = dist.init_distributed()  # one process without launcher variables: no-op
         if problems is None:
             from suites.registry import load_suite
 
@@ -207,7 +216,12 @@ class PPOTrainer:
                 groups.append({"params": list(self.heads[a.name].parameters()), "lr": value_lr})
             self.optimizers[a.name] = torch.optim.AdamW(groups, weight_decay=p.weight_decay)
         self.step = 0
-        self.logger = run_logger(config, config.output.dir)
+        self.logger = run_logger(config, config.output.dir, enabled=self.place.is_main)
+        if self.place.enabled:  # one start on every rank, then a random stream per rank
+            dist.broadcast_parameters(
+                t for ps in self.trained_params().values() for t in ps.values()
+            )
+            ckpt.seed_everything(config.seed + self.place.rank)
 
     # ------------------------------------------------------------ data and reward
 
@@ -227,10 +241,11 @@ class PPOTrainer:
         return joint
 
     def batch_problems(self, step: int) -> list[Problem]:
-        """The prompts of rollout ``step``: a seeded permutation per epoch, so resumes agree."""
-        n, k = len(self.problems), self.config.ppo.prompts_per_step
+        """This rank's prompts of rollout ``step``: a seeded permutation per epoch (the same on
+        every rank, so resumes agree), ``prompts_per_step`` per process dealt round-robin."""
+        n, k = len(self.problems), self.config.ppo.prompts_per_step * self.place.world_size
         chosen = []
-        for j in range(step * k, step * k + k):
+        for j in range(step * k + self.place.rank, step * k + k, self.place.world_size):
             epoch, index = divmod(j, n)
             order = list(range(n))
             if self.config.dataset.shuffle:
@@ -320,53 +335,73 @@ class PPOTrainer:
         )
         return CriticRollout(states, values, advantages[:, 0], returns[:, 0])
 
-    def update_critic(self, roll: CriticRollout) -> dict[str, float]:
-        """PPO epochs of the central critic's clipped value loss on its joint states."""
+    def _minibatches(self, size: int) -> list[slice]:
+        """The minibatch slices of one PPO epoch. Several processes: as many as the rank with
+        the most (slices past this rank's data are empty), so every rank joins each all-reduce."""
+        mb = self.config.ppo.minibatch_size or size
+        count = math.ceil(size / mb) if size else 0
+        if self.place.enabled:
+            count = dist.max_int(count)
+        return [slice(i * mb, (i + 1) * mb) if mb else slice(0, 0) for i in range(count)]
+
+    def update_critic(self, roll: CriticRollout | None) -> dict[str, float]:
+        """PPO epochs of the central critic's clipped value loss on its joint states (``None``:
+        this rank has no states this step but joins the other ranks' averaged updates)."""
         p, critic = self.config.ppo, self.critic
         assert critic is not None
         critic.activate()
         head, opt = self.heads[critic.name], self.optimizers[critic.name]
         pad = critic.tokenizer.pad_token_id or 0
-        size = len(roll.state_ids)
-        mb = p.minibatch_size or size
+        size = len(roll.state_ids) if roll is not None else 0
+        params = critic.parameters() + list(head.parameters())
         losses = []
         critic.model.train()
         for _ in range(p.ppo_epochs):
-            for start in range(0, size, mb):
-                sl = slice(start, start + mb)
-                values = state_values(critic.model, head, roll.state_ids[sl], pad)
-                old = roll.old_values[sl].to(values.device)
-                target = roll.returns[sl].to(values.device)
-                ones = torch.ones_like(values)
-                loss = core.value_loss(values, old, target, ones, p.value_clip_range)
+            for sl in self._minibatches(size):
                 opt.zero_grad(set_to_none=True)
-                (p.vf_coef * loss).backward()
+                if roll is not None and roll.state_ids[sl]:
+                    values = state_values(critic.model, head, roll.state_ids[sl], pad)
+                    old = roll.old_values[sl].to(values.device)
+                    target = roll.returns[sl].to(values.device)
+                    ones = torch.ones_like(values)
+                    loss = core.value_loss(values, old, target, ones, p.value_clip_range)
+                    (p.vf_coef * loss).backward()
+                    losses.append(loss.item())
+                dist.all_reduce_gradients(params)
                 if p.max_grad_norm > 0:
-                    params = critic.parameters() + list(head.parameters())
                     torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
                 opt.step()
-                losses.append(loss.item())
         critic.model.eval()
+        if roll is None:
+            return {}
         return {
             "value_loss": sum(losses) / len(losses),
             "value_mean": roll.old_values.mean().item(),
             "advantage_mean": roll.advantages.mean().item(),
         }
 
-    def update(self, agent: AgentPolicy, roll: Rollout) -> dict[str, float]:
+    def update(self, agent: AgentPolicy, roll: Rollout | None) -> dict[str, float]:
+        """PPO epochs on ``roll`` (``None``: this rank kept no samples this step but joins the
+        other ranks' averaged updates)."""
         p = self.config.ppo
         agent.activate()
         head, opt = self.heads.get(agent.name), self.optimizers[agent.name]
         pad = agent.tokenizer.pad_token_id or 0
-        size = len(roll.prompt_ids)
-        mb = p.minibatch_size or size
+        size = len(roll.prompt_ids) if roll is not None else 0
+        params = agent.parameters() + (list(head.parameters()) if head else [])
         stats: dict[str, list[float]] = {"policy_loss": [], "clip_frac": []}
         if head is not None:
             stats["value_loss"] = []
         agent.model.train()
         for _ in range(p.ppo_epochs):
-            for start in range(0, size, mb):
-                sl = slice(start, start + mb)
+            for sl in self._minibatches(size):
+                opt.zero_grad(set_to_none=True)
+                if roll is None or not roll.prompt_ids[sl]:
+                    dist.all_reduce_gradients(params)  # nothing of its own: the others' mean
+                    if p.max_grad_norm > 0:
+                        torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
+                    opt.step()
+                    continue
                 logps, values, mask = logps_and_values(
                     agent.model, head, roll.prompt_ids[sl], roll.completion_ids[sl], pad
                 )
@@ -389,16 +424,15 @@ class PPOTrainer:
                     )
                     loss = pg + p.vf_coef * vl
                     stats["value_loss"].append(vl.item())
-                opt.zero_grad(set_to_none=True)
                 loss.backward()
+                dist.all_reduce_gradients(params)
                 if p.max_grad_norm > 0:
-                    params = agent.parameters() + (list(head.parameters()) if head else [])
                     torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
                 opt.step()
                 stats["policy_loss"].append(pg.item())
                 stats["clip_frac"].append(frac.item())
         agent.model.eval()
-        return {k: sum(v) / len(v) for k, v in stats.items()}
+        return {k: sum(v) / len(v) for k, v in stats.items() if v}
 
     def train_step(self) -> dict[str, Any]:
         """One rollout batch and the PPO updates of every agent; returns the step's metrics."""
@@ -429,19 +463,45 @@ class PPOTrainer:
                 metrics["agents"][agent.name] = stats
             if critic_roll is not None:
                 metrics["critic"] = self.update_critic(critic_roll)
+        elif self.place.enabled:  # every sample masked here: still join the others' updates
+            for agent in self.agents:
+                self.update(agent, None)
+            if self.critic is not None:
+                self.update_critic(None)
+        if keep or self.place.enabled:
             synced = time.perf_counter()
             self.engine.sync(self.agents)  # the next rollouts sample from the updated adapters
             metrics["sync_s"] = time.perf_counter() - synced
         metrics["rollout_s"] = rollout_s
         metrics["step_s"] = time.perf_counter() - started
+        if self.place.enabled:
+            metrics.update(self._gather_metrics(metrics, [raw[i] for i in keep]))
         self.step += 1
         return metrics
+
+    def _gather_metrics(self, metrics: dict[str, Any], kept: list[float]) -> dict[str, Any]:
+        """The step's metrics over every rank (rank 0 logs them): the reward over all kept
+        samples, infrastructure errors summed, per-agent and critic numbers averaged."""
+        parts = dist.gather(
+            (kept, metrics["infra_errors"], metrics["agents"], metrics.get("critic") or {})
+        )
+        rewards = [r for part in parts for r in part[0]]
+        agents = [part[2] for part in parts if part[2]]
+        critics = [part[3] for part in parts if part[3]]
+        out: dict[str, Any] = {
+            "reward": sum(rewards) / len(rewards) if rewards else None,
+            "infra_errors": sum(part[1] for part in parts),
+            "agents": dist.mean_numbers(agents) if agents else {},
+        }
+        if critics:
+            out["critic"] = dist.mean_numbers(critics)
+        return out
 
     # ------------------------------------------------------------ loop and checkpoints
 
     def total_steps(self) -> int:
         p = self.config.ppo
-        per_epoch = -(-len(self.problems) // p.prompts_per_step)
+        per_epoch = -(-len(self.problems) // (p.prompts_per_step * self.place.world_size))
         return p.max_steps or per_epoch * p.num_epochs
 
     def trained_params(self) -> dict[str, dict[str, nn.Parameter]]:
@@ -454,19 +514,35 @@ class PPOTrainer:
             params[a.name] = mine
         return params
 
-    def save(self) -> Path:
-        return ckpt.save_checkpoint(
-            self.config.output.dir,
-            self.step,
-            self.trained_params(),
-            self.optimizers,
-            {"step": self.step},
-            to_dict(self.config),
-        )
+    def save(self) -> Path | None:
+        """Rank 0 writes the checkpoint; other ranks first add their RNG states to it."""
+        out, rank = self.config.output.dir, self.place.rank
+        if self.place.enabled:
+            if rank:
+                ckpt.save_rank_rng(Path(out) / f"checkpoint-{self.step}", rank)
+            dist.barrier()  # `latest` names a checkpoint only once every rank's part is in
+        path = None
+        if self.place.is_main:
+            path = ckpt.save_checkpoint(
+                out,
+                self.step,
+                self.trained_params(),
+                self.optimizers,
+                {"step": self.step},
+                to_dict(self.config),
+            )
+        dist.barrier()
+        return path
 
     def resume(self, path: str | Path) -> None:
         folder = ckpt.resolve_checkpoint(path, self.config.output.dir)
         state = ckpt.load_checkpoint(folder, self.trained_params(), self.optimizers)
+        rank = self.place.rank
+        if rank and not ckpt.load_rank_rng(folder, rank):
+            warnings.warn(
+                f"{folder}: no RNG states for rank {rank}; seeding it afresh", stacklevel=2
+            )
+            ckpt.seed_everything(self.config.seed + rank + 7919 * int(state["step"]))
         self.step = int(state["step"])
         self.engine.sync(self.agents)  # resumed adapters, not the fresh ones, sample next
 
@@ -476,11 +552,22 @@ class PPOTrainer:
             self.resume(out.resume_from)
         history = []
         while self.step < self.total_steps():
+            problems = self.batch_problems(self.step)
             metrics = self.train_step()
+            if self.place.enabled:
+                named = [
+                    (f"{a}.{n}", t)
+                    for a, ps in self.trained_params().items()
+                    for n, t in ps.items()
+                ]
+                ids = [q.task_id for q in problems]
+                metrics["distributed"] = dist.record_step(
+                    out.dir, self.place, self.step, ids, named
+                )
             history.append(self.logger.log(self.step, metrics))
             if out.save_interval and self.step % out.save_interval == 0:
                 self.save()
-        if out.save_final_model:
+        if out.save_final_model and self.place.is_main:
             final = Path(out.dir) / "final"
             for a in [*self.agents, *([self.critic] if self.critic is not None else [])]:
                 a.model.save_pretrained(str(final / a.name))
