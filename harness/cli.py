@@ -6,6 +6,7 @@ codeeval report RUN_DIR [-o PAGE]        # a trainer's output folder (its metric
 codeeval compare RUN_A RUN_B [-o PAGE]   # each an out dir, a summary.json or a history run id
 codeeval history [--model M] [--suite S] [--limit N] [--json]
 codeeval mine PATH -o SUITE.jsonl         # a tiered suite from a repository (harness.mining)
+codeeval deps fetch SUITE [--find-links DIR --no-index]   # third-party packages (harness.deps)
 ```
 """
 
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.coder.cli import add_coder_parser
 
     add_coder_parser(sub)  # codeeval coder complete|pairs|evaluate|metrics|export|report
+    from harness.deps.command import add_deps_parser
+
+    add_deps_parser(sub)  # codeeval deps fetch|show SUITE
     return parser
 
 
@@ -65,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from harness.mining.command import run_mine
 
         return run_mine(args)
+    if args.command == "deps":
+        from harness.deps.command import run_deps
+
+        return run_deps(args)
     if args.command == "coder":
         from harness.coder.cli import run_coder
 

@@ -34,6 +34,7 @@ def build_request(
         budget_s=sum(c.timeout_s for c in cases) + 1.0,
         coverage=coverage,
         seed=seed,
+        deps_path=problem.metadata.get("deps_overlay", ""),  # harness.deps: fetched packages
     )
 
 

@@ -11,6 +11,10 @@ TestCase classes) and a small runner are the trusted ``test_setup``.
 signature, docstring, dependencies and test class. Known data defects (tests that need
 libraries not installed here, skeletons that do not parse, references that pass only by chance)
 are listed in ``Problem.defects``.
+
+``DEPENDENCIES`` is the suite's allow-list of third-party modules (harness.deps): once
+``codeeval deps fetch classeval`` has installed them, a problem that imports one runs with the
+overlay on its sandbox's ``sys.path`` (``metadata["deps_overlay"]``) instead of being a defect.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Mapping
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
+from harness.deps.overlay import fetch_hint
 from harness.records import CheckCase, Problem
 from suites.coophumaneval import SuiteDataError, find_local_file
 from suites.defects import missing_modules
@@ -33,6 +39,16 @@ HUB_NAME = "FudanSELab/ClassEval"
 FILE_NAMES = ("ClassEval_data.json",)
 REQUIRED_FIELDS = ("task_id", "skeleton", "test", "solution_code", "class_name")
 RUNNER_NAME = "_classeval_run_tests"
+# Third-party modules ClassEval's classes and tests import, pinned (docs/dependencies.md).
+# Left out: gensim (it pins NumPy < 2 for the whole program) and nltk (its tests download
+# corpora at run time, and the sandbox has no network).
+DEPENDENCIES: dict[str, str] = {
+    "bs4": "beautifulsoup4==4.12.3",
+    "docx": "python-docx==1.1.2",
+    "openpyxl": "openpyxl==3.1.5",
+    "PyPDF2": "PyPDF2==3.0.1",
+    "reportlab": "reportlab==4.2.5",
+}
 
 
 def _numpy_major() -> int:
@@ -166,8 +182,15 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
     except SyntaxError as exc:
         defects.append(f"{where}: field 'solution_code' does not parse: line {exc.lineno}")
     missing = missing_modules([record["test"], record["solution_code"]])
+    overlay = _overlay() if set(missing) & set(DEPENDENCIES) else None
+    if overlay is not None:  # fetched: importable in the sandbox from the overlay
+        missing = [m for m in missing if PathFinder.find_spec(m, [str(overlay)]) is None]
     if missing:
-        defects.append(f"{where}: tests need modules not installed here: {', '.join(missing)}")
+        unfetched = [m for m in missing if m in DEPENDENCIES]
+        hint = f" (allowed: run `{fetch_hint(SUITE)}` to fetch them)" if unfetched else ""
+        defects.append(
+            f"{where}: tests need modules not installed here: {', '.join(missing)}{hint}"
+        )
 
     known = KNOWN_DEFECTS.get(record["task_id"])
     if known and known[1]():
@@ -210,6 +233,7 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
         candidate_names=(class_name,),
         defects=tuple(defects),
         metadata={
+            **({"deps_overlay": str(overlay)} if overlay is not None else {}),
             "class_name": class_name,
             "methods": methods,
             "test_classes": test_classes,
@@ -219,6 +243,20 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
             "fields": list(record.get("fields") or ()),
         },
     )
+
+
+def _overlay() -> Path | None:
+    """The fetched overlay of ``DEPENDENCIES`` (None: not fetched; say so once)."""
+    from harness.deps.overlay import missing_message, ready_site
+
+    site = ready_site(DEPENDENCIES)
+    if site is None and not _warned:
+        _warned.append(True)
+        warnings.warn(missing_message(SUITE, sorted(DEPENDENCIES)), stacklevel=2)
+    return site
+
+
+_warned: list[bool] = []
 
 
 def _class_source(source: str, tree: ast.Module, name: str) -> str:

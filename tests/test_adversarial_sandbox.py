@@ -306,7 +306,9 @@ def test_generated_suite_and_repo_are_invisible(world: dict) -> None:
         "def add(a, b):\n"
         "    found = []\n"
         f"    for root in ({str(suite)!r}, {str(suite.parent)!r}, {str(repo)!r}, '/tmp'):\n"
-        "        for dirpath, _, files in os.walk(root):\n"
+        "        for dirpath, dirs, files in os.walk(root):\n"
+        # The fetched dependency overlays (harness.deps) are public packages with their tests.
+        "            dirs[:] = [d for d in dirs if d != '.codeeval-deps']\n"
         "            found += [os.path.join(dirpath, f) for f in files if f.startswith('test_')]\n"
         "    texts = []\n"
         f"    for path in found + [{str(suite / 'test_add.py')!r}]:\n"

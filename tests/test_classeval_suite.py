@@ -59,7 +59,14 @@ def test_known_defects_reported(problems) -> None:
     assert any("skeleton" in d and "does not parse" in d for d in by_id["ClassEval_22"].defects)
     assert any("gensim" in d for d in by_id["ClassEval_93"].defects)
     assert any("nltk" in d for d in by_id["ClassEval_52"].defects)
-    assert any("PyPDF2" in d for d in by_id["ClassEval_69"].defects)
+    # PyPDF2 is allowed (harness.deps): a defect until `codeeval deps fetch classeval` ran.
+    from harness.deps.overlay import ready_site
+    from suites.classeval import DEPENDENCIES
+
+    if ready_site(DEPENDENCIES) is None:
+        assert any("PyPDF2" in d for d in by_id["ClassEval_69"].defects)
+    else:
+        assert not by_id["ClassEval_69"].defects
     assert all(d.startswith(str(DATA_DIR)) for p in problems for d in p.defects)
     # A stray space in the upstream test_classes list is not a defect.
     assert not by_id["ClassEval_97"].defects

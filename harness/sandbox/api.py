@@ -42,6 +42,9 @@ class SampleRequest:
     budget_s: float = 30.0
     coverage: bool = False
     seed: int = 0  # the child seeds ``random`` with it: same seed, same verdict
+    # A fetched dependency overlay's ``site`` folder (harness.deps), put on the child's
+    # sys.path before the program runs; "" for none.
+    deps_path: str = ""
 
 
 @dataclass

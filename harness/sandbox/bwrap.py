@@ -346,11 +346,19 @@ def _hide(path: str) -> list[str]:
     return ["--ro-bind", "/dev/null", path]
 
 
-def build_command(hide: Iterable[str], server_args: list[str]) -> list[str]:
-    """The full bwrap command line that starts the fork server."""
+def build_command(
+    hide: Iterable[str], server_args: list[str], ro_binds: Iterable[tuple[str, str]] = ()
+) -> list[str]:
+    """The full bwrap command line that starts the fork server.
+
+    ``ro_binds``: ``(outside, inside)`` folders also shown read-only (dependency overlays).
+    """
     hide = list(hide)
     bwrap = shutil.which("bwrap") or "bwrap"
     args = base_args(bwrap)
     args += mount_plan(hidden_paths(hide), needed_paths(hide), drop=os.getuid() == 0)
-    args += ["--ro-bind", str(INSIDE_DIR), INSIDE_MOUNT, "--chdir", "/tmp", "--"]
+    args += ["--ro-bind", str(INSIDE_DIR), INSIDE_MOUNT]
+    for outside, inside in ro_binds:
+        args += ["--ro-bind", outside, inside]
+    args += ["--chdir", "/tmp", "--"]
     return args + server_args

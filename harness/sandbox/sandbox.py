@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from harness.deps.overlay import deps_root
 from harness.sandbox import bwrap
 from harness.sandbox.api import (
     CaseExecution,
@@ -34,6 +35,7 @@ from harness.sandbox.api import (
 from harness.sandbox.decode import ReplyError, assemble
 
 log = logging.getLogger("codeeval.sandbox")
+DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows inside
 START_TIMEOUT_S = 60.0  # two shared cores: a cold start can be slow
 REPLY_SLACK_S = 15.0  # on top of the sample budget: cleanup, coverage, a loaded machine
 _LEN = struct.Struct(">I")
@@ -78,6 +80,7 @@ class Sandbox:
         self._pending: dict[int, tuple[SampleRequest, float | None]] = {}
         self._failed: dict[int, tuple[SampleRequest, str, float]] = {}
         self.restarts = 0
+        self._deps_root: str | None = None  # the overlays' root the running server sees
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
@@ -136,11 +139,16 @@ class Sandbox:
 
     def _command(self) -> list[str]:
         cfg = json.dumps(self._config())
+        # The dependency overlays (harness.deps), read-only, when any were fetched: their root
+        # is under the hidden $HOME, so it is shown at a fixed place instead.
+        root = str(deps_root())
+        self._deps_root = root if os.path.isdir(root) else None
         # -s -P instead of -I: -I would also ignore PYTHONHASHSEED; the environment is ours.
         if self.uses_bwrap:
             server = f"{bwrap.INSIDE_MOUNT}/server.py"
+            binds = [(root, DEPS_MOUNT)] if self._deps_root else []
             return bwrap.build_command(
-                self.settings.hide_paths, [sys.executable, "-u", "-s", "-P", server, cfg]
+                self.settings.hide_paths, [sys.executable, "-u", "-s", "-P", server, cfg], binds
             )
         server = str(bwrap.INSIDE_DIR / "server.py")
         return [sys.executable, "-u", "-s", "-P", server, cfg]
@@ -249,15 +257,28 @@ class Sandbox:
                         self._fail_pending("the sandbox server died" + self._server_log())
                         self._pending[ticket] = (request, None)
                     self._start()
-                key = _problem_key(request.entry_point, request.test_setup, request.cases)
+                deps = self._deps_inside(request.deps_path)
+                key = _problem_key(request.entry_point, request.test_setup, request.cases, deps)
                 if key not in self._defined:
-                    self._send(_define_message(key, request))
+                    self._send(_define_message(key, request, deps))
                     self._defined.add(key)
                 self._send(_sample_message(request, key, ticket))
                 self._pending[ticket] = (request, time.monotonic())
             except InfraError as exc:
                 self._fail_pending(str(exc))
             return ticket
+
+    def _deps_inside(self, path: str) -> str:
+        """Where a dependency overlay's folder shows to the child ("" when none is asked)."""
+        if not path or not self.uses_bwrap:
+            return path
+        root = self._deps_root
+        if root and (path == root or path.startswith(root.rstrip("/") + "/")):
+            return DEPS_MOUNT + path[len(root.rstrip("/")) :]
+        # Not under the root mounted at start (fetched since, or elsewhere): the child's
+        # imports then fail, as they would without the overlay.
+        log.warning("dependency overlay %s is not under the mounted root %s", path, root)
+        return path
 
     def _server_alive(self) -> bool:
         # The reader sees the end of the channel before the process can be reaped: both count.
@@ -365,15 +386,18 @@ class _Reader(threading.Thread):
 
 
 @functools.lru_cache(maxsize=4096)
-def _problem_key(entry_point: str, test_setup: str, cases: tuple[CaseRequest, ...]) -> str:
+def _problem_key(
+    entry_point: str, test_setup: str, cases: tuple[CaseRequest, ...], deps: str = ""
+) -> str:
     """A short name for a problem's trusted part, sent to the server once and compiled there."""
-    text = json.dumps([entry_point, test_setup, [asdict(c) for c in cases]])
+    text = json.dumps([entry_point, test_setup, [asdict(c) for c in cases], deps])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _define_message(key: str, request: SampleRequest) -> dict[str, Any]:
+def _define_message(key: str, request: SampleRequest, deps: str = "") -> dict[str, Any]:
     return {
         "define": key,
+        "deps_path": deps,
         "entry_point": request.entry_point,
         "test_setup": request.test_setup,
         "cases": [

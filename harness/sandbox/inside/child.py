@@ -225,6 +225,10 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
         os.write(fd, request["program"].encode("utf-8", "surrogatepass"))
     finally:
         os.close(fd)
+    deps = request.get("deps_path")
+    if deps:  # fetched third-party packages (harness.deps): after the stdlib, before the rest
+        at = next((i for i, p in enumerate(sys.path) if "-packages" in p), _len(sys.path))
+        sys.path.insert(at, deps)
     cov = _ArcTracer(path) if request.get("coverage") else None
     if cov is not None:
         cov.start()
