@@ -34,11 +34,14 @@ def load_translated(
     base: str, language: str, data_dir: Path | None = None
 ) -> dict[str, list[Problem]]:
     """Every split of ``base`` translated into ``language``."""
+    from harness.languages.translate import prefetch
     from suites.registry import load_splits
 
+    splits = load_splits(base, data_dir)
+    prefetch([p for problems in splits.values() for p in problems])  # one interpreter for all
     return {
         split: [translated_problem(p, language, f"{base}-{language}") for p in problems]
-        for split, problems in load_splits(base, data_dir).items()
+        for split, problems in splits.items()
     }
 
 

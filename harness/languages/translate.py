@@ -120,27 +120,91 @@ def _check_call(text: str, problem: Problem, arity: int) -> None:
 
 
 # Runs in a subprocess: the benchmark's trusted code only (reference, test setup, preludes).
+# Many problems' jobs go to one interpreter (a suite loads in one process start, not 164).
 _RUNNER = r"""
-import ast, copy, json, sys
-job = json.loads(sys.stdin.read())
-scope = {}
-exec(compile(job["program"], "reference", "exec"), scope)
-function = scope[job["entry_point"]]
-setup = {}
-exec(compile(job["test_setup"], "test_setup", "exec"), setup)
-out = []
-for prelude, calls in job["cases"]:
-    names = dict(setup)
-    exec(compile(prelude, "prelude", "exec"), names)
-    results = []
-    for text in calls:
-        call = ast.parse(text, mode="eval").body
-        args = tuple(eval(compile(ast.Expression(a), "args", "eval"), names) for a in call.args)
-        value = function(*copy.deepcopy(args))
-        results.append([repr(args), repr(value)])
-    out.append(results)
-print(json.dumps(out))
+import ast, copy, json, signal, sys
+
+def run(job):
+    scope = {}
+    exec(compile(job["program"], "reference", "exec"), scope)
+    function = scope[job["entry_point"]]
+    setup = {}
+    exec(compile(job["test_setup"], "test_setup", "exec"), setup)
+    out = []
+    for prelude, calls in job["cases"]:
+        names = dict(setup)
+        exec(compile(prelude, "prelude", "exec"), names)
+        results = []
+        for text in calls:
+            call = ast.parse(text, mode="eval").body
+            args = tuple(eval(compile(ast.Expression(a), "args", "eval"), names) for a in call.args)
+            value = function(*copy.deepcopy(args))
+            results.append([repr(args), repr(value)])
+        out.append(results)
+    return out
+
+def alarm(*_):
+    raise TimeoutError("the Python reference timed out on the check calls")
+
+signal.signal(signal.SIGALRM, alarm)
+replies, sys.stdout = sys.stdout, sys.stderr  # a reference that prints must not break a reply
+for line in sys.stdin:
+    job = json.loads(line)
+    signal.alarm(int(job["timeout"]))
+    try:
+        reply = {"ok": run(job)}
+    except BaseException as exc:
+        reply = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+    signal.alarm(0)
+    replies.write(json.dumps(reply) + "\n")
+    replies.flush()
 """
+
+
+def _job(problem: Problem, cases: list[tuple[str, tuple[str, ...]]]) -> dict[str, Any]:
+    return {
+        "program": problem.program_setup + "\n" + problem.reference,
+        "entry_point": problem.entry_point,
+        "test_setup": problem.test_setup,
+        "cases": [[prelude, list(calls)] for prelude, calls in cases],
+        "timeout": REFERENCE_TIMEOUT_S,
+    }
+
+
+def prefetch(problems: list[Problem]) -> None:
+    """Run the references of every problem not in the memo yet, in one subprocess."""
+    jobs = []
+    for problem in problems:
+        kept = [(c.prelude, c.calls) for c in problem.cases if c.mode == "compare"]
+        if problem.defects or not kept or not problem.reference.strip():
+            continue
+        job = _job(problem, kept)
+        if _MEMO.get(DiskMemo.key(job)) is None:
+            jobs.append(job)
+    if jobs:
+        _run_jobs(jobs)
+
+
+def _run_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each job's reply (``ok`` or ``error``); successful ones are kept in the memo."""
+    text = "".join(json.dumps(j) + "\n" for j in jobs)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _RUNNER],
+            input=text,
+            capture_output=True,
+            text=True,
+            timeout=REFERENCE_TIMEOUT_S * len(jobs) + 30,
+            check=False,
+        )
+        replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    except (subprocess.TimeoutExpired, ValueError):
+        replies = []
+    replies += [{"error": "the reference runner stopped"}] * (len(jobs) - len(replies))
+    for job, reply in zip(jobs, replies, strict=True):
+        if "ok" in reply:
+            _MEMO.put(DiskMemo.key(job), reply["ok"])
+    return replies
 
 
 def reference_results(
@@ -153,31 +217,13 @@ def reference_results(
     """
     if not problem.reference.strip():
         raise Untranslatable("no reference solution to infer the types from")
-    job = {
-        "program": problem.program_setup + "\n" + problem.reference,
-        "entry_point": problem.entry_point,
-        "test_setup": problem.test_setup,
-        "cases": [[prelude, list(calls)] for prelude, calls in cases],
-    }
-    key = DiskMemo.key(job)
-    texts = _MEMO.get(key)
+    job = _job(problem, cases)
+    texts = _MEMO.get(DiskMemo.key(job))
     if texts is None:
-        try:
-            done = subprocess.run(
-                [sys.executable, "-c", _RUNNER],
-                input=json.dumps(job),
-                capture_output=True,
-                text=True,
-                timeout=REFERENCE_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise Untranslatable("the Python reference timed out on the check calls") from None
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["?"])[-1]
-            raise Untranslatable(f"the Python reference fails on the check calls: {last}"[:200])
-        texts = json.loads(done.stdout)
-        _MEMO.put(key, texts)
+        reply = _run_jobs([job])[0]
+        if "error" in reply:
+            raise Untranslatable(f"the Python reference fails on the check calls: {reply['error']}")
+        texts = reply["ok"]
     try:
         return [[(ast.literal_eval(a), ast.literal_eval(v)) for a, v in case] for case in texts]
     except (ValueError, SyntaxError, MemoryError, RecursionError):
