@@ -48,6 +48,17 @@ class Language:
     case_timeout_s = 5.0  # per case, when no reference timing exists
     startup_s = 5.0  # added to the first case of every run (runtime start-up)
     compile_timeout_s = 60.0
+    # Stop sequences for continuing the stub (MultiPL-E's): the end of the function body.
+    # The assembler closes the braces a continuation leaves open.
+    completion_stops: tuple[str, ...] = ("\n}",)
+
+    def instruction(self, prompt: str) -> str:
+        """The chat instruction: the stub to complete, in this language's code block."""
+        return (
+            f"Complete the following {self.title} function. Answer with the whole function, "
+            f"including what it needs to compile, in a single ```{self.fence} code block."
+            f"\n\n```{self.fence}\n{prompt.rstrip()}\n```"
+        )
 
     def type_name(self, t: PyType) -> str:
         raise NotImplementedError

@@ -70,6 +70,7 @@ class Java(Language):
     keywords = frozenset(_KEYWORDS)
     case_timeout_s = 5.0
     startup_s = 10.0
+    completion_stops = ("\n    }\n",)
 
     def type_name(self, t: PyType, boxed: bool = False) -> str:
         kind = t.kind

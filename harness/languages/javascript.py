@@ -39,6 +39,7 @@ class JavaScript(Language):
     keywords = frozenset(_KEYWORDS)
     case_timeout_s = 5.0
     startup_s = 5.0
+    completion_stops = ("\n}", "\nfunction ", "\n/*", "\n//", "\nconsole.log")
 
     def type_name(self, t: PyType) -> str:
         kind = t.kind

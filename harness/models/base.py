@@ -98,6 +98,10 @@ def build_prompt(
     instruction: str | None = None,
 ) -> Prompt:
     """The prompt for a problem: the code prompt to continue, or an instruction to a chat model."""
+    if problem.metadata.get("language") not in (None, "python"):  # JS, C++, Java, Rust
+        from harness.languages.prompts import build_native_prompt
+
+        return build_native_prompt(problem, style, stop)
     if style == "completion":
         stops = tuple(dict.fromkeys(stop or COMPLETION_STOPS))
         return Prompt(

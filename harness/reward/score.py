@@ -15,6 +15,7 @@ from typing import Any
 from harness.analyzers import Subject, run_analyzers
 from harness.analyzers.base import program_of
 from harness.analyzers.cache import AnalyzerCache
+from harness.languages.rewards import is_native, native_reports, without_missing
 from harness.records import Problem
 from harness.reward.config import RewardConfig, load_reward_config
 from harness.reward.feedback import render_feedback
@@ -40,6 +41,9 @@ def score_rows(
     scored = []
     for subject, analyzers in zip(subjects, reports, strict=True):
         row = subject.row
+        if is_native(subject.problem):  # JS, C++, Java, Rust: syntax = compiles; no Python tools
+            assert subject.problem is not None
+            analyzers = native_reports(row, subject.problem, analyzers)
         row["analyzers"] = analyzers
         row.update(reward_fields(row, subject.problem, analyzers, config))
         row["feedback"] = render_feedback(
@@ -64,10 +68,24 @@ def reward_fields(
         parts, bounds = _custom(row, problem, analyzers, config)
     else:
         parts, bounds = PRESET_FUNCTIONS[config.preset](row, problem, analyzers, config.params)
+    missing: dict[str, str] = {}
+    if is_native(problem):
+        preset = "custom" if config.aggregator is not None else config.preset
+        parts, bounds, missing = without_missing(preset, problem, parts, bounds, config.params)
+        if not parts:  # nothing this preset measures exists for the language: masked
+            return {
+                "reward": None,
+                "reward_parts": {},
+                "reward_range": None,
+                "reward_missing": missing,
+            }
     parts = {k: round(float(v), 10) for k, v in parts.items()}
     reward = round(sum(parts.values()) + config.shift, 10)
     reward_range = None if bounds is None else [bounds[0] + config.shift, bounds[1] + config.shift]
-    return {"reward": reward, "reward_parts": parts, "reward_range": reward_range}
+    fields = {"reward": reward, "reward_parts": parts, "reward_range": reward_range}
+    if missing:
+        fields["reward_missing"] = missing  # named, not scored as 0
+    return fields
 
 
 def _custom(
