@@ -108,6 +108,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "on the original checks beside original + plus",
     )
     group.addoption(
+        "--llm-ship",
+        dest="llm_ship",
+        default="auto",
+        choices=("auto", "always", "never"),
+        help="send the compiled suite to xdist workers through xdist's channel (docs/remote.md): "
+        "auto (default) ships to every worker but plain local ones (-n N), always, or never",
+    )
+    group.addoption(
         "--llm-compiled",
         dest="llm_compiled",
         default=None,
@@ -127,7 +135,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.import_plugin("plugin.reports")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
-        suite_dir = workerinput.get("codeeval_suite_dir")
+        from plugin.remote import worker_suite_dir
+
+        suite_dir = worker_suite_dir(config)  # a shipped copy (plugin.remote) or the controller's
         if suite_dir:
             config.args[:] = [suite_dir]
             _collect_generated_modules(config)

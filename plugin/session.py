@@ -151,8 +151,17 @@ class EvalSession:
 
     # -- xdist ----------------------------------------------------------------------------------
     @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_newgateway(self, gateway: Any) -> None:
+        from plugin.remote import before_node_setup
+
+        before_node_setup(self.config, gateway)  # no controller paths in a remote's arguments
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["codeeval_suite_dir"] = str(self.root)
+        from plugin.remote import prepare_node
+
+        prepare_node(self.config, node, self.root)  # remote workers get the suite itself
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

@@ -1,0 +1,318 @@
+"""Remote xdist workers: the controller ships the compiled suite through xdist's own channel.
+
+A worker started with ``--tx ssh=...`` or ``--tx socket=...`` (or a ``popen`` whose
+``python=`` runs elsewhere: a container, a mount namespace) shares no file system with the
+controller, so it cannot collect the suite at the controller's path. xdist's ``--rsyncdir``
+is deprecated (removed in pytest-xdist 4), so the plugin sends the suite itself:
+
+- the controller packs the suite folder once per run (:func:`pack_suite`: every file but
+  bytecode caches, zlib-compressed) and puts it in each such worker's ``workerinput``, the
+  dictionary xdist sends when it starts the worker;
+- before that, it asks the worker's interpreter which codeeval-rl it has installed
+  (:func:`check_worker_version`): workers need the package, never the controller's files,
+  and a different version is one clear usage error instead of odd verdicts;
+- the worker unpacks the suite into a folder of its own (:func:`worker_suite_dir`), runs it
+  in its own sandbox, and names its tests exactly as the controller's folder would name them
+  (xdist requires every worker to collect the same node ids).
+
+Plain local workers (``-n N``: ``popen`` without ``python=``/``chdir``) see the controller's
+folder and keep using it, unless ``--llm-ship always``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import struct
+import tempfile
+import zlib
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+
+ARCHIVE_KEY = "codeeval_suite_archive"
+NODEID_KEY = "codeeval_nodeid_prefix"
+VERSION_KEY = "codeeval_version"
+SHIP_MODES = ("auto", "always", "never")
+DISTRIBUTION = "codeeval-rl"
+
+MAGIC = b"codeeval-suite/1\n"
+SKIPPED_DIRS = frozenset({"__pycache__", ".pytest_cache"})
+_HEADER = struct.Struct("<IQ")  # name length, data length
+_ARCHIVE = pytest.StashKey[bytes]()
+
+
+class ArchiveError(ValueError):
+    """The bytes are not a suite archive made by :func:`pack_suite` (or were damaged)."""
+
+
+# -- packing ------------------------------------------------------------------------------------
+def pack_suite(root: Path, level: int = 6) -> bytes:
+    """The files of the suite folder ``root`` as one compressed archive (deterministic).
+
+    Only regular files are packed, by path relative to ``root``; ``__pycache__`` (pytest's
+    rewritten bytecode, specific to the controller's interpreter) is left out.
+    """
+    body = bytearray()
+    for path in sorted(_files(root)):
+        name = path.relative_to(root).as_posix().encode()
+        data = path.read_bytes()
+        body += _HEADER.pack(len(name), len(data)) + name + data
+    return MAGIC + zlib.compress(bytes(body), level)
+
+
+def _files(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for path in root.iterdir():
+        if path.is_symlink():
+            continue  # a compiled suite has none; never follow one out of the folder
+        if path.is_dir():
+            if path.name not in SKIPPED_DIRS:
+                found += _files(path)
+        elif path.is_file():
+            found.append(path)
+    return found
+
+
+def unpack_suite(archive: bytes, dest: Path) -> list[Path]:
+    """Write the files of ``archive`` under ``dest`` (created); returns the paths written."""
+    files = read_archive(archive)
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, data in files.items():
+        path = dest.joinpath(*PurePosixPath(name).parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+def read_archive(archive: bytes) -> dict[str, bytes]:
+    """The ``{relative name: content}`` of an archive, checked: names stay inside the folder."""
+    if not archive.startswith(MAGIC):
+        raise ArchiveError("not a codeeval-rl suite archive (wrong header)")
+    try:
+        body = zlib.decompress(archive[len(MAGIC) :])
+    except zlib.error as exc:
+        raise ArchiveError(f"damaged suite archive: {exc}") from None
+    files: dict[str, bytes] = {}
+    at = 0
+    while at < len(body):
+        if at + _HEADER.size > len(body):
+            raise ArchiveError("damaged suite archive: truncated entry header")
+        name_len, data_len = _HEADER.unpack_from(body, at)
+        at += _HEADER.size
+        end = at + name_len + data_len
+        if end > len(body):
+            raise ArchiveError("damaged suite archive: truncated entry")
+        try:
+            name = body[at : at + name_len].decode()
+        except UnicodeDecodeError:
+            raise ArchiveError("damaged suite archive: a name is not UTF-8") from None
+        _check_name(name)
+        files[name] = bytes(body[at + name_len : end])
+        at = end
+    return files
+
+
+def _check_name(name: str) -> None:
+    parts = PurePosixPath(name).parts
+    if (
+        not parts
+        or name.startswith("/")
+        or "\\" in name
+        or "\x00" in name
+        or any(p in ("", ".", "..") for p in name.split("/"))
+    ):
+        raise ArchiveError(f"suite archive holds a path outside its folder: {name!r}")
+
+
+# -- the controller -----------------------------------------------------------------------------
+def installed_version() -> str | None:
+    """The installed codeeval-rl's version here (None when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return None
+
+
+# Run in the worker's interpreter before xdist starts pytest there (its own sys.path).
+_VERSION_PROBE = f"""
+import sys
+from importlib.metadata import PackageNotFoundError, version
+try:
+    found = version({DISTRIBUTION!r})
+except PackageNotFoundError:
+    found = None
+channel.send((found, sys.executable, sys.version.split()[0]))
+"""
+
+
+def check_worker_version(gateway: Any, expected: str | None) -> None:
+    """A usage error unless the worker's codeeval-rl is ``expected`` (the controller's)."""
+    channel = gateway.remote_exec(_VERSION_PROBE)
+    found, executable, python = channel.receive(timeout=120)
+    channel.waitclose(timeout=120)
+    if found == expected:
+        return
+    spec = str(gateway.spec).removeprefix("execmodel=main_thread_only//")  # xdist adds it
+    where = f"xdist worker {gateway.id} ({spec}: {executable}, Python {python})"
+    want = f"codeeval-rl=={expected}" if expected else "codeeval-rl"
+    if found is None:
+        raise pytest.UsageError(
+            f"codeeval-rl is not installed on {where}: install {want} there (a worker needs "
+            "the package, not the controller's files)"
+        )
+    raise pytest.UsageError(
+        f"codeeval-rl {found} on {where}, but {expected} on the controller: install {want} "
+        "on the worker (verdicts must come from the same code)"
+    )
+
+
+def shares_files(spec: Any) -> bool:
+    """Whether a worker of this xdist spec surely sees the controller's files: a plain local
+    ``popen`` (same machine, same interpreter, no ``chdir``, no ``via`` proxy)."""
+    return bool(spec.popen and not spec.python and not spec.chdir and not spec.via)
+
+
+def nodeid_prefix(config: pytest.Config, root: Path) -> str:
+    """What pytest on the controller puts before a suite file's path in its node id.
+
+    Relative to the rootdir when the suite lies inside it, else relative to the suite folder
+    itself (an initial path: pytest's rule for files outside the rootdir).
+    """
+    try:
+        rel = root.resolve().relative_to(config.rootpath)
+    except ValueError:
+        return ""
+    return "" if str(rel) == "." else rel.as_posix() + "/"
+
+
+def prepare_node(config: pytest.Config, node: Any, root: Path) -> None:
+    """Controller side of ``pytest_configure_node``: ship the suite to a worker that needs it."""
+    after_node_setup(config)
+    mode = config.getoption("llm_ship", "auto")
+    spec = node.gateway.spec
+    if mode == "never" or (mode == "auto" and shares_files(spec)):
+        return
+    expected = installed_version()
+    check_worker_version(node.gateway, expected)
+    archive = config.stash.get(_ARCHIVE, None)
+    if archive is None:  # packed once, sent to every worker that needs it
+        archive = config.stash[_ARCHIVE] = pack_suite(root)
+    node.workerinput[ARCHIVE_KEY] = archive
+    node.workerinput[NODEID_KEY] = nodeid_prefix(config, root)
+    node.workerinput[VERSION_KEY] = expected
+
+
+# -- the worker's command line -------------------------------------------------------------------
+_SAVED_PARAMS = pytest.StashKey[Any]()
+
+
+def needs_relocated_args(spec: Any) -> bool:
+    """xdist rewrites the arguments of these workers against its rsync roots
+    (``make_reltoroot``) and stops on any that names an existing file outside them."""
+    return bool(not spec.popen or spec.chdir)
+
+
+def worker_args(config: pytest.Config, args: list[str]) -> list[str]:
+    """The controller's arguments as a worker that does not share its files should get them.
+
+    ``--llm-samples samples.jsonl`` names a file that exists here: xdist would stop with
+    "arg samples.jsonl not relative to an rsync root". An option's file value is joined to it
+    (``--llm-samples=samples.jsonl``: the worker parses the same options, and only the
+    controller reads the file); a test path on its own is left out, as a worker collects the
+    shipped suite instead.
+    """
+    actions = getattr(getattr(config._parser, "optparser", None), "_option_string_actions", {})
+    out: list[str] = []
+    for arg in args:
+        if not _exists(arg):
+            out.append(arg)
+            continue
+        prev = out[-1] if out else ""
+        action = actions.get(prev)
+        takes_value = action is not None and action.nargs in (None, 1, "?")
+        if takes_value and prev.startswith("--"):
+            out[-1] = f"{prev}={arg}"
+        elif takes_value:
+            out[-1] = prev + arg  # -cFILE: argparse's attached form for short options
+        # else: a test path; the worker runs the shipped suite instead
+    return out
+
+
+def _exists(arg: str) -> bool:
+    try:
+        return Path(arg.split("::")[0]).exists()
+    except OSError:
+        return False
+
+
+def before_node_setup(config: pytest.Config, gateway: Any) -> None:
+    """``pytest_xdist_newgateway``: give xdist worker-safe arguments for this node's setup.
+
+    xdist reads the arguments from ``config.invocation_params`` in ``WorkerController.setup``
+    and calls ``pytest_configure_node`` right after; :func:`after_node_setup` puts the
+    controller's own back there.
+    """
+    if not needs_relocated_args(gateway.spec):
+        return
+    params = config.invocation_params
+    config.stash[_SAVED_PARAMS] = params
+    config.invocation_params = dataclasses.replace(
+        params, args=tuple(worker_args(config, [str(a) for a in params.args]))
+    )
+
+
+def after_node_setup(config: pytest.Config) -> None:
+    saved = config.stash.get(_SAVED_PARAMS, None)
+    if saved is not None:
+        config.invocation_params = saved
+        del config.stash[_SAVED_PARAMS]
+
+
+# -- the worker ---------------------------------------------------------------------------------
+def worker_suite_dir(config: pytest.Config) -> str | None:
+    """The suite folder this worker runs: a shipped copy unpacked here, or the controller's."""
+    workerinput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
+    archive = workerinput.get(ARCHIVE_KEY)
+    if archive is None:
+        return workerinput.get("codeeval_suite_dir")
+    # A folder of the worker's own ($TMPDIR), removed when the worker's pytest ends.
+    home = Path(tempfile.mkdtemp(prefix=f"codeeval-{workerinput.get('workerid', 'gw')}-"))
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    root = (home / "suite").resolve()
+    try:
+        unpack_suite(archive, root)
+    except ArchiveError as exc:
+        raise pytest.UsageError(f"xdist worker {workerinput.get('workerid')}: {exc}") from None
+    config.pluginmanager.register(
+        ShippedSuite(root, workerinput.get(NODEID_KEY, "")), "codeeval-shipped-suite"
+    )
+    return str(root)
+
+
+class ShippedSuite:
+    """Collects the unpacked suite under the node ids the controller's folder would have."""
+
+    def __init__(self, root: Path, prefix: str):
+        self.root = root
+        self.prefix = prefix
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makemodule(self, module_path: Path, parent: Any) -> Any:
+        try:
+            rel = module_path.resolve().relative_to(self.root)
+        except ValueError:
+            return None
+        if not module_path.name.startswith("test_"):
+            return None
+        nodeid = self.prefix + rel.as_posix()
+        if parent.config.getoption("llm_per_case", False):
+            return pytest.Module.from_parent(parent, path=module_path, nodeid=nodeid)
+        from plugin.items import GeneratedModule
+
+        return GeneratedModule.from_parent(parent, path=module_path, nodeid=nodeid)
