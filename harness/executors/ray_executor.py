@@ -224,6 +224,7 @@ class RayExecutor:
             if actor is not None:
                 self._replace(index)
         self._actors = []
+        self._remote = None  # a later call may find another Ray session: wrap the class anew
         if self._started_ray and ray.is_initialized():
             ray.shutdown()
         self._started_ray = False
