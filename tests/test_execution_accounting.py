@@ -22,7 +22,7 @@ ALLOC = "data = b'x' * (200 * 1024 * 1024)  # written, so every page is resident
 BUSY = textwrap.dedent(
     """
     import time
-    end = time.process_time() + 0.3
+    end = time.process_time() + 0.2
     while time.process_time() < end:
         sum(range(20000))  # user time; the clock is read rarely
     """
@@ -44,6 +44,17 @@ SPAWN = textwrap.dedent(
     os.waitpid(pid, 0)
     """
 )
+# A grandchild left running when the sample ends (killed and reaped by the server): its CPU
+# time counts although the child never waited for it.
+LEFT_BEHIND = textwrap.dedent(
+    """
+    import os, time
+    if os.fork() == 0:
+        while True:
+            sum(range(20000))
+    time.sleep(0.5)
+    """
+)
 MODES = [
     pytest.param(False, id="nobwrap"),
     pytest.param(
@@ -60,10 +71,11 @@ def sandbox(request: pytest.FixtureRequest):
         yield box
 
 
-def run(box: Sandbox, body: str, timeout_s: float = 5.0) -> dict[str, float | int]:
+# Generous limits: these tests measure work, and on a loaded machine work takes long.
+def run(box: Sandbox, body: str, timeout_s: float = 30.0) -> dict[str, float | int]:
     program = body + "\ndef f():\n    return 1\n"
     case = CaseRequest("c0", "compare", calls=("candidate()",), timeout_s=timeout_s)
-    result = box.run(SampleRequest(program=program, entry_point="f", cases=(case,), budget_s=10))
+    result = box.run(SampleRequest(program=program, entry_point="f", cases=(case,), budget_s=60))
     assert result.infra_error is None, result.infra_error
     assert result.cases["c0"].status == "ok", result.cases["c0"]
     assert set(result.resources) == set(RESOURCE_KEYS)
@@ -79,9 +91,9 @@ def test_peak_memory_of_a_200_mb_allocation(sandbox: Sandbox) -> None:
 
 def test_cpu_time_of_a_busy_loop(sandbox: Sandbox) -> None:
     busy = run(sandbox, BUSY)
-    assert busy["cpu_user_s"] + busy["cpu_system_s"] >= 0.25
-    assert busy["cpu_user_s"] >= 0.15
-    assert run(sandbox, "")["cpu_user_s"] < 0.15
+    assert busy["cpu_user_s"] + busy["cpu_system_s"] >= 0.18
+    assert busy["cpu_user_s"] >= 0.1
+    assert run(sandbox, "")["cpu_user_s"] < 0.1
 
 
 def test_bytes_written_and_read(sandbox: Sandbox) -> None:
@@ -101,6 +113,12 @@ def test_processes_the_candidate_starts_are_counted(sandbox: Sandbox) -> None:
     assert spawned["rchar"] >= 40 * MIB
 
 
+def test_processes_left_behind_are_counted(sandbox: Sandbox) -> None:
+    left = run(sandbox, LEFT_BEHIND)
+    # The child itself slept (0 s of user time); the loop's share of 0.5 s depends on the load.
+    assert left["cpu_user_s"] >= 0.005
+
+
 def test_a_sample_that_times_out_is_still_accounted(sandbox: Sandbox) -> None:
     result = sandbox.run(
         SampleRequest(
@@ -112,7 +130,7 @@ def test_a_sample_that_times_out_is_still_accounted(sandbox: Sandbox) -> None:
     )
     assert result.cases["c0"].status == "timeout"
     # Killed at the deadline, yet its CPU time is there (how much depends on the machine's load).
-    assert result.resources["cpu_user_s"] >= 0.02
+    assert result.resources["cpu_user_s"] >= 0.005
 
 
 # -- rows of results.jsonl ---------------------------------------------------------------------
@@ -141,7 +159,7 @@ def _check_rows(rows: dict[str, dict]) -> None:
         assert row["status"] == "passed", (sample_id, row["cases"])
     assert rows["alloc"]["execution"]["max_rss_kib"] >= 200 * 1024
     assert rows["plain"]["execution"]["max_rss_kib"] < 200 * 1024
-    assert rows["busy"]["execution"]["cpu_user_s"] >= 0.15
+    assert rows["busy"]["execution"]["cpu_user_s"] >= 0.1
     assert rows["write"]["execution"]["wchar"] >= 5 * MIB
 
 
@@ -158,7 +176,7 @@ def test_rows_of_a_pytest_session_carry_the_accounting(pytester: pytest.Pytester
     out = pytester.path / "out"
     result = pytester.runpytest_subprocess(
         "--llm-eval", f"jsonl:{suite}", "--llm-samples", str(samples), "--llm-out", str(out),
-        "--llm-timeout", "5", "-p", "no:codeeval_gate", "-p", "no:cacheprovider",
+        "--llm-timeout", "30", "-p", "no:codeeval_gate", "-p", "no:cacheprovider",
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     lines = (out / "results.jsonl").read_text().splitlines()
@@ -174,5 +192,5 @@ def test_rows_of_evaluate_carry_the_accounting(tmp_path: Path) -> None:
     suite.write_text(json.dumps(PROBLEM) + "\n")
     problems = load_suite(f"jsonl:{suite}")
     samples = [Sample("acct/add", _full(v), k) for k, v in SAMPLES.items()]
-    rows = evaluate(problems, samples, out_dir=tmp_path / "out", timeout_s=5)
+    rows = evaluate(problems, samples, out_dir=tmp_path / "out", timeout_s=30)
     _check_rows({r["sample_id"]: r for r in rows})
