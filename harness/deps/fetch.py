@@ -44,7 +44,8 @@ def pip_command(
 ) -> list[str]:
     cmd = [sys.executable, "-m", "pip", "install", "--target", str(target), "--report", str(report)]
     cmd += ["--no-input", "--disable-pip-version-check", "--no-warn-script-location"]
-    cmd += ["--prefer-binary"]  # wheels: nothing to build, the same files on every machine
+    # Wheels only: no package's build code runs here, and the same files land on every machine.
+    cmd += ["--only-binary", ":all:"]
     for link in find_links:
         cmd += ["--find-links", str(link)]
     if no_index:
