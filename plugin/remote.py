@@ -194,6 +194,10 @@ def nodeid_prefix(config: pytest.Config, root: Path) -> str:
 def prepare_node(config: pytest.Config, node: Any, root: Path) -> None:
     """Controller side of ``pytest_configure_node``: ship the suite to a worker that needs it."""
     after_node_setup(config)
+    # Every worker names tests from the controller's rootdir: a local worker's own rootdir can
+    # differ (pytest derives it from the arguments that exist as paths when it starts, and the
+    # out folder exists by then), and a remote one's always does.
+    node.workerinput[NODEID_KEY] = nodeid_prefix(config, root)
     mode = config.getoption("llm_ship", "auto")
     spec = node.gateway.spec
     if mode == "never" or (mode == "auto" and shares_files(spec)):
@@ -204,7 +208,6 @@ def prepare_node(config: pytest.Config, node: Any, root: Path) -> None:
     if archive is None:  # packed once, sent to every worker that needs it
         archive = config.stash[_ARCHIVE] = pack_suite(root)
     node.workerinput[ARCHIVE_KEY] = archive
-    node.workerinput[NODEID_KEY] = nodeid_prefix(config, root)
     node.workerinput[VERSION_KEY] = expected
 
 
@@ -279,24 +282,25 @@ def worker_suite_dir(config: pytest.Config) -> str | None:
     """The suite folder this worker runs: a shipped copy unpacked here, or the controller's."""
     workerinput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
     archive = workerinput.get(ARCHIVE_KEY)
-    if archive is None:
-        return workerinput.get("codeeval_suite_dir")
-    # A folder of the worker's own ($TMPDIR), removed when the worker's pytest ends.
-    home = Path(tempfile.mkdtemp(prefix=f"codeeval-{workerinput.get('workerid', 'gw')}-"))
-    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
-    root = (home / "suite").resolve()
-    try:
-        unpack_suite(archive, root)
-    except ArchiveError as exc:
-        raise pytest.UsageError(f"xdist worker {workerinput.get('workerid')}: {exc}") from None
-    config.pluginmanager.register(
-        ShippedSuite(root, workerinput.get(NODEID_KEY, "")), "codeeval-shipped-suite"
-    )
-    return str(root)
+    suite_dir = workerinput.get("codeeval_suite_dir")
+    if archive is not None:
+        # A folder of the worker's own ($TMPDIR), removed when the worker's pytest ends.
+        home = Path(tempfile.mkdtemp(prefix=f"codeeval-{workerinput.get('workerid', 'gw')}-"))
+        config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+        suite_dir = str(home / "suite")
+        try:
+            unpack_suite(archive, Path(suite_dir))
+        except ArchiveError as exc:
+            raise pytest.UsageError(f"xdist worker {workerinput.get('workerid')}: {exc}") from None
+    if suite_dir and NODEID_KEY in workerinput:
+        names = SuiteNodeIds(Path(suite_dir).resolve(), workerinput[NODEID_KEY])
+        config.pluginmanager.register(names, "codeeval-suite-nodeids")
+    return suite_dir
 
 
-class ShippedSuite:
-    """Collects the unpacked suite under the node ids the controller's folder would have."""
+class SuiteNodeIds:
+    """Collects the suite under the node ids the controller gives its files (every worker
+    agrees: xdist requires it), wherever this worker's copy lies."""
 
     def __init__(self, root: Path, prefix: str):
         self.root = root

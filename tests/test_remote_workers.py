@@ -147,8 +147,10 @@ def remote_python(home: Path, hidden: Path, name: str = "python-remote") -> Path
         f'--setenv TMPDIR {home / "tmp"} --die-with-parent -- {sys.executable} "$@"\n'
     )
     script.chmod(0o755)
+    marker = hidden / "controller-only"
+    marker.touch()
     seen = subprocess.run(
-        [str(script), "-c", "import os, sys; print(os.path.exists(sys.argv[1]))", str(hidden)],
+        [str(script), "-c", "import os, sys; print(os.path.exists(sys.argv[1]))", str(marker)],
         capture_output=True,
         text=True,
         check=False,
@@ -184,12 +186,13 @@ def socket_worker(worker_home: Path, pytester: pytest.Pytester) -> Iterator[str]
         proc.wait()
 
 
-def evaluate(pytester: pytest.Pytester, out: Path, *extra: str) -> pytest.RunResult:
-    samples = pytester.path / "samples.jsonl"
-    if not samples.exists():
-        samples.write_text("".join(json.dumps(s) + "\n" for s in HUMANEVAL_SAMPLES))
+def evaluate(
+    pytester: pytest.Pytester, out: Path, *extra: str, samples: list[dict] = HUMANEVAL_SAMPLES
+) -> pytest.RunResult:
+    path = pytester.path / "samples.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples))
     return pytester.runpytest_subprocess(
-        "--llm-eval", "humaneval", "--llm-samples", str(samples), "--llm-out", str(out),
+        "--llm-eval", "humaneval", "--llm-samples", str(path), "--llm-out", str(out),
         "--llm-timeout", "1", "-p", "no:codeeval_gate", "-p", "no:cacheprovider", "-v", *extra,
     )  # fmt: skip
 
@@ -216,10 +219,18 @@ def node_ids(result: pytest.RunResult) -> set[str]:
 def test_remote_workers_give_the_local_verdicts(
     pytester: pytest.Pytester, worker_home: Path, socket_worker: str
 ) -> None:
-    local = evaluate(pytester, pytester.path / "local", "-n", "2")
+    # HumanEval/0 gets enough samples to fill one worker's queue (plugin.scheduler sends
+    # whole modules, 64 items ahead): the other worker then runs HumanEval/2 and /4.
+    many = [
+        {"task_id": "HumanEval/0", "sample_id": f"right-{i}", "completion": "    return any("
+         f"abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:]){' ' * i}\n"}
+        for i in range(64)
+    ]  # fmt: skip
+    out = pytester.path / "out"
+    local = evaluate(pytester, out, "-n", "2", samples=HUMANEVAL_SAMPLES + many)
     assert local.ret == pytest.ExitCode.TESTS_FAILED, local.stdout.str()[-2000:]
-    expected = verdicts(pytester.path / "local")
-    assert {k: r["status"] for k, r in expected.items()} == {
+    expected, local_ids = verdicts(out), node_ids(local)
+    assert {k: r["status"] for k, r in expected.items() if not k[1].startswith("right-")} == {
         ("HumanEval/0", "right"): "passed",
         ("HumanEval/0", "wrong"): "failed",
         ("HumanEval/2", "right"): "passed",
@@ -228,20 +239,20 @@ def test_remote_workers_give_the_local_verdicts(
         ("HumanEval/4", "exits"): "failed",
         ("HumanEval/4", "right"): "passed",
     }
+    assert len(local_ids) == len(expected) == 71
 
-    # One worker that shares the files (node ids as pytest gives them), one popen and one
-    # socket worker that see none of them: xdist checks that all three collect the same ids.
+    # A popen and a socket worker that see none of the controller's files, the same out folder.
     python = remote_python(worker_home, pytester.path)
     remote = evaluate(
-        pytester, pytester.path / "remote",
-        "--tx", "popen", "--tx", f"popen//python={python}", "--tx", socket_worker, "--dist", "load",
+        pytester, out, "--tx", f"popen//python={python}", "--tx", socket_worker, "--dist", "load",
+        samples=HUMANEVAL_SAMPLES + many,
     )  # fmt: skip
     assert remote.ret == pytest.ExitCode.TESTS_FAILED, remote.stdout.str()[-3000:]
-    assert verdicts(pytester.path / "remote") == expected
+    assert verdicts(out) == expected
+    assert node_ids(remote) == local_ids  # named as pytest names the controller's files
     ran_on = set(re.findall(r"\[(gw\d)\] \[", remote.stdout.str()))
-    assert {"gw1", "gw2"} <= ran_on, "the remote workers ran no samples"
-    assert node_ids(remote) == node_ids(local) and len(node_ids(local)) == 7
-    # The remote workers cleaned up their copies of the suite.
+    assert ran_on == {"gw0", "gw1"}, "a remote worker ran no samples"
+    # The remote workers removed their copies of the suite.
     assert not list((worker_home / "tmp").glob("codeeval-*"))
 
 
@@ -255,9 +266,8 @@ def test_remote_workers_with_an_out_folder_outside_the_rootdir(
     python = remote_python(worker_home, elsewhere)
     local = evaluate(pytester, elsewhere / "local", "--tx", "popen", "--dist", "load")
     remote = evaluate(
-        pytester, elsewhere / "remote", "--tx", "popen", "--tx", f"popen//python={python}",
-        "--dist", "load",
-    )  # fmt: skip
+        pytester, elsewhere / "remote", "--tx", f"popen//python={python}", "--dist", "load"
+    )
     assert remote.ret == pytest.ExitCode.TESTS_FAILED, remote.stdout.str()[-3000:]
     assert verdicts(elsewhere / "remote") == verdicts(elsewhere / "local")
     assert node_ids(remote) == node_ids(local)
