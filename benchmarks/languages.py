@@ -1,0 +1,177 @@
+"""Per language: a sample's compile + run through the harness against the bare toolchain.
+
+    python benchmarks/languages.py [--languages js,cpp,java,rs] [--samples 10] [--repeats 1]
+
+For each language it takes the fixture solutions (``tests/fixtures/languages``), builds the
+exact program the harness compiles (the candidate's program and the generated driver) and
+times, interleaved, on the same machine in the same run:
+
+* **harness**: :func:`harness.languages.runner.execute` with an empty compile cache: compile
+  under bubblewrap + prlimit + setpriv, then run every case (the driver writes its frames on
+  the pipe; the values are decoded);
+* **bare**: the same compiler command and the same program run directly (no sandbox, no
+  limits), reading the same frames from the same pipe.
+
+It prints the mean seconds per sample of each, the overhead (harness / bare - 1), and how many
+problems of HumanEval and sanitized MBPP (test split) translate into the language. Timings on a
+shared machine are noisy: run it with nothing else busy, or compare medians of several runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "languages"))
+
+
+def bare_seconds(language: Any, source: str, cases: int) -> float:
+    """Compile and run ``source`` with the plain toolchain, as the harness would, unconfined."""
+    build = language.build()
+    work = tempfile.mkdtemp(prefix="codeeval-bare-")
+    try:
+        start = time.perf_counter()
+        Path(work, build.source_name).write_text(source)
+        if build.compile is not None:
+            subprocess.run(build.compile, cwd=work, check=True, capture_output=True)
+        read_fd, write_fd = os.pipe()
+        argv = [
+            p.replace("{build}", work).replace("{start}", "0").replace("{fd}", str(write_fd))
+            for p in build.run
+        ]
+        argv = [a.replace("/tmp/w", work) for a in argv]
+        proc = subprocess.Popen(
+            argv, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, pass_fds=(write_fd,),
+        )  # fmt: skip
+        os.close(write_fd)
+        assert proc.stdin is not None
+        proc.stdin.write(secrets.token_hex(16).encode() + b"\n")
+        proc.stdin.close()
+        data = b""
+        while chunk := os.read(read_fd, 65536):
+            data += chunk
+        os.close(read_fd)
+        proc.wait()
+        elapsed = time.perf_counter() - start
+        lines = data.count(b"\n")
+        if lines != cases + 1 + (language.name == "js"):  # ready + cases (+ JS's done line)
+            raise RuntimeError(f"bare run of {language.name} wrote {lines} lines for {cases} cases")
+        return elapsed
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def harness_seconds(problem: Any, program: str) -> float:
+    from harness.languages.runner import execute
+
+    start = time.perf_counter()
+    execution = execute(problem, program)
+    elapsed = time.perf_counter() - start
+    bad = [c for c in execution.cases.values() if c.status != "ok"]
+    if execution.infra_error or bad:
+        raise RuntimeError(f"{problem.task_id}: {execution.infra_error or bad[0]}")
+    return elapsed
+
+
+def translated_counts(language: str) -> dict[str, list[int]]:
+    from suites.registry import load_suite
+
+    counts = {}
+    for base in ("humaneval", "mbpp-sanitized"):
+        try:
+            problems = load_suite(f"{base}-{language}")
+        except ValueError as exc:  # no MBPP mirror here
+            counts[base] = [0, 0]
+            print(f"{base}: {exc}", file=sys.stderr)
+            continue
+        counts[base] = [sum(not p.defects for p in problems), len(problems)]
+    return counts
+
+
+def measure(language_name: str, samples: int, repeats: int) -> dict[str, Any]:
+    import make_samples
+
+    from harness.completions import assemble_program
+    from harness.languages import compile_cache
+    from harness.languages.registry import get_language
+    from suites.registry import load_suite
+
+    language = get_language(language_name)
+    problems = {p.task_id: p for p in load_suite(f"humaneval-{language_name}")}
+    solutions = list(make_samples.solutions(language_name).items())[:samples]
+    harness_times, bare_times = [], []
+    saved = os.environ.get("CODEEVAL_CACHE")
+    for _ in range(repeats):
+        for task, (completion, _) in solutions:
+            problem = problems[f"{language_name}/{task}"]
+            program = assemble_program(problem, completion).program
+            source = compile_cache.full_source(problem, program)
+            # A fresh cache each time: the harness compiles, as the bare side does.
+            os.environ["CODEEVAL_CACHE"] = tempfile.mkdtemp(prefix="codeeval-bench-cache-")
+            harness_times.append(harness_seconds(problem, program))
+            shutil.rmtree(os.environ["CODEEVAL_CACHE"], ignore_errors=True)
+            bare_times.append(bare_seconds(language, source, len(problem.cases)))
+    if saved is None:
+        os.environ.pop("CODEEVAL_CACHE", None)
+    else:
+        os.environ["CODEEVAL_CACHE"] = saved
+    harness_mean, bare_mean = statistics.mean(harness_times), statistics.mean(bare_times)
+    return {
+        "language": language_name,
+        "toolchain": language.version().splitlines()[0],
+        "samples": len(harness_times),
+        "harness_s": round(harness_mean, 4),
+        "bare_s": round(bare_mean, 4),
+        "harness_median_s": round(statistics.median(harness_times), 4),
+        "bare_median_s": round(statistics.median(bare_times), 4),
+        "overhead": round(harness_mean / bare_mean - 1, 4),
+        "translated": translated_counts(language_name),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--languages", default="js,cpp,java,rs")
+    parser.add_argument("--samples", type=int, default=10, help="fixture solutions per language")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print JSON lines only")
+    args = parser.parse_args()
+    saved = os.environ.get("CODEEVAL_CACHE")
+    results = []
+    for name in args.languages.split(","):
+        if saved is not None:
+            os.environ["CODEEVAL_CACHE"] = saved
+        else:
+            os.environ.pop("CODEEVAL_CACHE", None)
+        result = measure(name.strip(), args.samples, args.repeats)
+        results.append(result)
+        if args.json:
+            print(json.dumps(result), flush=True)
+    if args.json:
+        return
+    print(
+        f"{'language':<9}{'samples':>8}{'harness s':>11}{'bare s':>9}{'overhead':>10}  translated"
+    )
+    for r in results:
+        he, mb = r["translated"]["humaneval"], r["translated"]["mbpp-sanitized"]
+        print(
+            f"{r['language']:<9}{r['samples']:>8}{r['harness_s']:>11.3f}{r['bare_s']:>9.3f}"
+            f"{r['overhead']:>+10.1%}  HumanEval {he[0]}/{he[1]}, MBPP sanitized {mb[0]}/{mb[1]}"
+        )
+
+
+if __name__ == "__main__":
+    main()
