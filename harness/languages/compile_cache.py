@@ -169,7 +169,10 @@ def _run_compiler(
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            env={**sandboxed.environment(sandboxed.WORK), **dict(build.env)},
+            env={
+                **sandboxed.environment(sandboxed.WORK if use_bwrap else work),
+                **dict(build.env),
+            },
             cwd=work,
             start_new_session=True,
         )

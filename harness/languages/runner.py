@@ -156,7 +156,10 @@ class _Runner:
             for part in build.run
         ]
         if not self.use_bwrap:
-            argv = sandboxed.host_paths(argv, work, self.folder)
+            # No bind mounts: the build is copied where the dropped user can reach it.
+            copy = os.path.join(work, "b")
+            shutil.copytree(self.folder, copy)
+            argv = sandboxed.host_paths(argv, work, copy)
         cmd = sandboxed.command(
             argv,
             work=work,
@@ -176,7 +179,10 @@ class _Runner:
                     stdout=log,
                     stderr=log,
                     pass_fds=(write_fd,),
-                    env={**sandboxed.environment(sandboxed.WORK), **dict(build.env)},
+                    env={
+                        **sandboxed.environment(sandboxed.WORK if self.use_bwrap else work),
+                        **dict(build.env),
+                    },
                     cwd=work,
                     start_new_session=True,
                 )
