@@ -57,7 +57,7 @@ def as_driver_json(value: Any) -> Any:
     return value
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(values)
 def test_decode_inverts_the_driver_encoding(value: Any) -> None:
     try:
@@ -73,7 +73,7 @@ def test_decode_inverts_the_driver_encoding(value: Any) -> None:
     assert parse_type(str(t)) == t  # types round-trip through problem metadata
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(values, values)
 def test_unify_gives_a_type_both_values_fit(a: Any, b: Any) -> None:
     try:
