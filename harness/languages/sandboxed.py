@@ -93,17 +93,28 @@ def command(
     """
     if not use_bwrap:
         return confine(argv, limits)
+    args = _bwrap_prefix(tuple(hide), tuple(keep))
+    args += ["--bind", work, WORK]
+    if build is not None:
+        args += ["--ro-bind", build, BUILD]
+    args += ["--chdir", WORK, "--"]
+    return args + confine(argv, limits)
+
+
+@lru_cache(maxsize=64)
+def _bwrap_prefix_cached(hide: tuple[str, ...], keep: tuple[str, ...]) -> tuple[str, ...]:
     # Not --as-pid-1: setpriv's change of user clears the parent-death signal, so the program
     # as PID 1 would outlive a killed bubblewrap. bubblewrap's own init keeps it, and when
     # that init dies the kernel kills everything in the PID namespace.
     args = [a for a in bwrap.base_args(shutil.which("bwrap") or "bwrap") if a != "--as-pid-1"]
     hidden = bwrap.hidden_paths(hide)
     args += bwrap.mount_plan(hidden, list(keep), drop=os.getuid() == 0)
-    args += ["--bind", work, WORK]
-    if build is not None:
-        args += ["--ro-bind", build, BUILD]
-    args += ["--chdir", WORK, "--"]
-    return args + confine(argv, limits)
+    return tuple(args)
+
+
+def _bwrap_prefix(hide: tuple[str, ...], keep: tuple[str, ...]) -> list[str]:
+    """bubblewrap's options before the per-run binds (the mount plan, computed once)."""
+    return list(_bwrap_prefix_cached(hide, keep))
 
 
 def host_paths(argv: Sequence[str], work: str, build: str | None) -> list[str]:
