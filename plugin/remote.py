@@ -22,6 +22,8 @@ folder and keep using it, unless ``--llm-ship always``.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import hashlib
 import shutil
 import struct
 import tempfile
@@ -284,9 +286,7 @@ def worker_suite_dir(config: pytest.Config) -> str | None:
     archive = workerinput.get(ARCHIVE_KEY)
     suite_dir = workerinput.get("codeeval_suite_dir")
     if archive is not None:
-        # A folder of the worker's own ($TMPDIR), removed when the worker's pytest ends.
-        home = Path(tempfile.mkdtemp(prefix=f"codeeval-{workerinput.get('workerid', 'gw')}-"))
-        config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+        home = _own_folder(config, workerinput)
         suite_dir = str(home / "suite")
         try:
             unpack_suite(archive, Path(suite_dir))
@@ -296,6 +296,32 @@ def worker_suite_dir(config: pytest.Config) -> str | None:
         names = SuiteNodeIds(Path(suite_dir).resolve(), workerinput[NODEID_KEY])
         config.pluginmanager.register(names, "codeeval-suite-nodeids")
     return suite_dir
+
+
+def _own_folder(config: pytest.Config, workerinput: dict[str, Any]) -> Path:
+    """An empty folder of this worker's own under ``$TMPDIR``, removed when its pytest ends.
+
+    Its path is the same on every run of the same controller folder and worker id: the
+    assertion-rewritten checks are cached by path and source (harness.verdicts), so a rerun
+    skips rewriting every module. A lock keeps two concurrent runs out of one folder (the
+    second gets a fresh one).
+    """
+    base = Path(tempfile.gettempdir()) / "codeeval-suites"
+    base.mkdir(mode=0o700, exist_ok=True)
+    key = hashlib.sha256(str(workerinput.get("codeeval_suite_dir")).encode()).hexdigest()[:16]
+    folder = base / f"{key}-{workerinput.get('workerid', 'gw')}"
+    lock = open(f"{folder}.lock", "w")  # noqa: SIM115 - held until the worker's pytest ends
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        folder = Path(tempfile.mkdtemp(prefix=f"{folder.name}-", dir=base))
+    else:
+        config.add_cleanup(lock.close)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    return folder
 
 
 class SuiteNodeIds:
