@@ -213,6 +213,20 @@ def prepare_node(config: pytest.Config, node: Any, root: Path) -> None:
     node.workerinput[VERSION_KEY] = expected
 
 
+def report_empty_worker(config: pytest.Config, node: Any, ids: list[str], root: Path) -> None:
+    """``pytest_xdist_node_collection_finished``: a worker that found no tests in a suite with
+    samples did not see the controller's folder (it was not shipped one): say so."""
+    if ids or ARCHIVE_KEY in node.workerinput:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(
+            f"codeeval: xdist worker {node.gateway.id} found no tests in {root}: it does not "
+            "see the controller's files; let the plugin ship them (--llm-ship auto or always)",
+            yellow=True,
+        )
+
+
 # -- the worker's command line -------------------------------------------------------------------
 _SAVED_PARAMS = pytest.StashKey[Any]()
 

@@ -163,6 +163,13 @@ class EvalSession:
 
         prepare_node(self.config, node, self.root)  # remote workers get the suite itself
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.samples:
+            from plugin.remote import report_empty_worker
+
+            report_empty_worker(self.config, node, ids, self.root)
+
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         # Whole modules per worker, sent ahead (plugin.scheduler): every case of a sample runs

@@ -309,3 +309,18 @@ def test_the_installed_version_is_the_projects() -> None:
 
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert installed_version() == project["project"]["version"]
+
+
+@pytest.mark.bwrap
+def test_a_worker_that_was_not_shipped_the_suite_says_why(
+    pytester: pytest.Pytester, worker_home: Path
+) -> None:
+    # Without shipping, a worker that cannot see the controller's files finds no tests.
+    python = remote_python(worker_home, pytester.path)
+    result = pytester.runpytest_subprocess(
+        "--llm-eval", "humaneval", "--llm-split", "test[:1]", "--llm-samples", "canonical",
+        "--llm-out", str(pytester.path / "out"), "-p", "no:codeeval_gate",
+        "--tx", f"popen//python={python}", "--dist", "load", "--llm-ship", "never",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["codeeval: xdist worker gw0 found no tests in *--llm-ship auto*"])
