@@ -28,8 +28,10 @@ from plugin.remote import (
     MAGIC,
     ArchiveError,
     installed_version,
+    nodeid_prefix,
     pack_suite,
     read_archive,
+    shares_files,
     unpack_suite,
     worker_args,
 )
@@ -108,6 +110,31 @@ def test_worker_arguments_name_no_controller_file(pytester: pytest.Pytester) -> 
         "--llm-eval", "humaneval", f"--llm-samples={samples}", "--llm-per-case",
         "-n", "2", f"-c{samples}", "--llm-out", "not-there-yet",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spec", "shared"),
+    [
+        ("popen", True),
+        ("execmodel=main_thread_only//popen", True),
+        ("popen//python=/opt/py/bin/python3", False),
+        ("popen//chdir=/srv/work", False),
+        ("popen//via=gw0", False),
+        ("ssh=me@box1//python=python3", False),
+        ("socket=127.0.0.1:8888", False),
+    ],
+)
+def test_only_plain_local_workers_keep_the_controllers_folder(spec: str, shared: bool) -> None:
+    import execnet
+
+    assert shares_files(execnet.XSpec(spec)) is shared
+
+
+def test_node_ids_follow_the_controllers_rootdir(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    config = pytester.parseconfig()
+    assert nodeid_prefix(config, config.rootpath / "out" / "suite") == "out/suite/"
+    assert nodeid_prefix(config, config.rootpath) == ""
+    assert nodeid_prefix(config, tmp_path / "elsewhere" / "suite") == ""  # relative to the suite
 
 
 # -- real gateways ----------------------------------------------------------------------------
