@@ -157,7 +157,12 @@ def _render_case(case: CheckCase) -> list[str]:
 
 def _outer_timeout_s(problem: Problem) -> int:
     """pytest-timeout's limit: the whole sample's budget (its first test runs it) plus slack."""
-    return int(sum(c.timeout_s or 5.0 for c in problem.cases) + 60)
+    budget = sum(c.timeout_s or 5.0 for c in problem.cases) + 60
+    if problem.metadata.get("language") not in (None, "python"):
+        from harness.languages.runner import worst_case_s
+
+        budget = max(budget, worst_case_s(problem) + 60)  # compile, and a restart per case
+    return int(budget)
 
 
 def _literal(text: str) -> str:

@@ -101,6 +101,13 @@ def native_cases(problem: Problem, override_s: float | None) -> list[NativeCase]
     return out
 
 
+def worst_case_s(problem: Problem) -> float:
+    """The longest a sample can take: compiling, then every case failing and restarting."""
+    language = language_for(problem)
+    cases = native_cases(problem, None)
+    return language.compile_timeout_s + sum(c.timeout_s + language.startup_s for c in cases)
+
+
 class _Infra(Exception):
     """The sandbox itself failed (never the sample's fault)."""
 

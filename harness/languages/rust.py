@@ -205,16 +205,24 @@ class Rust(Language):
 
 @lru_cache(maxsize=1)
 def _rustc() -> tuple[str, str]:
-    """The real compiler (not rustup's proxy, which needs ``$HOME``) and its sysroot."""
-    found = shutil.which("rustc") or (
-        os.path.expanduser("~/.cargo/bin/rustc")
-        if os.path.exists(os.path.expanduser("~/.cargo/bin/rustc"))
-        else None
-    )
+    """The real compiler (not rustup's proxy, which needs ``$HOME``) and its sysroot.
+
+    rustup's proxy finds its toolchains through ``RUSTUP_HOME`` or the home folder; a test
+    runner may point ``$HOME`` elsewhere, so the user's real home (from the password database)
+    is the fallback.
+    """
+    import pwd
+
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    cargo_rustc = os.path.join(home, ".cargo", "bin", "rustc")
+    found = shutil.which("rustc") or (cargo_rustc if os.path.exists(cargo_rustc) else None)
     if not found:
         raise FileNotFoundError("rustc is not installed")
+    env = dict(os.environ)
+    if "RUSTUP_HOME" not in env and os.path.isdir(os.path.join(home, ".rustup")):
+        env["RUSTUP_HOME"] = os.path.join(home, ".rustup")
     done = subprocess.run(
-        [found, "--print", "sysroot"], capture_output=True, text=True, check=False
+        [found, "--print", "sysroot"], capture_output=True, text=True, check=False, env=env
     )
     sysroot = os.path.realpath(done.stdout.strip() or os.path.dirname(os.path.dirname(found)))
     real = os.path.join(sysroot, "bin", "rustc")
@@ -224,4 +232,6 @@ def _rustc() -> tuple[str, str]:
 @lru_cache(maxsize=1)
 def _version() -> str:
     done = subprocess.run([_rustc()[0], "--version"], capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "rustc"
+    if done.returncode != 0 or not done.stdout.strip():
+        raise FileNotFoundError(f"rustc does not run: {done.stderr.strip()[:200]}")
+    return done.stdout.strip()
