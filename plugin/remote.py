@@ -35,8 +35,6 @@ import pytest
 
 ARCHIVE_KEY = "codeeval_suite_archive"
 NODEID_KEY = "codeeval_nodeid_prefix"
-VERSION_KEY = "codeeval_version"
-SHIP_MODES = ("auto", "always", "never")
 DISTRIBUTION = "codeeval-rl"
 
 MAGIC = b"codeeval-suite/1\n"
@@ -210,7 +208,6 @@ def prepare_node(config: pytest.Config, node: Any, root: Path) -> None:
     if archive is None:  # packed once, sent to every worker that needs it
         archive = config.stash[_ARCHIVE] = pack_suite(root)
     node.workerinput[ARCHIVE_KEY] = archive
-    node.workerinput[VERSION_KEY] = expected
 
 
 def report_empty_worker(config: pytest.Config, node: Any, ids: list[str], root: Path) -> None:
