@@ -250,8 +250,11 @@ def test_fixtures_pass_wrong_variants_fail_adversarial_samples_never_pass(
             assert row["status"] in ("failed", "timeout"), where
     for language in TOOLS:
         assert not Path(adversarial.ESCAPE_FILE.format(lang=language)).exists()
-    alive = subprocess.run(["ps", "-u", "65534", "-o", "args="], capture_output=True, text=True)
-    assert "/tmp/b/main" not in alive.stdout and "Main" not in alive.stdout.split()
+    from harness.languages.sandboxed import UID_BASE
+
+    alive = subprocess.run(["ps", "-eo", "uid=,args="], capture_output=True, text=True)
+    left = [line for line in alive.stdout.splitlines() if int(line.split()[0]) >= UID_BASE]
+    assert not left, left  # every run's processes died with its PID namespace
     fixtures = sum(r["sample_id"] == "fixture" for r in rows)
     result.assert_outcomes(passed=fixtures, failed=len(rows) - fixtures)
 

@@ -161,6 +161,7 @@ def _run_compiler(
         keep=build.keep_paths,
         limits=limits,
         use_bwrap=use_bwrap,
+        uid=sandboxed.run_uid(),
     )
     log_path = os.path.join(logs, "compile")
     with open(log_path, "wb") as log:

@@ -147,8 +147,9 @@ class _Runner:
         work = sandboxed.private_folder("codeeval-run-")
         logs = tempfile.mkdtemp(prefix="codeeval-log-")
         read_fd, write_fd = os.pipe()
+        uid = sandboxed.run_uid()
         if os.getuid() == 0:  # Java reopens the pipe as /proc/self/fd/N: the user must own it
-            os.fchown(write_fd, sandboxed.NOBODY, sandboxed.NOBODY)
+            os.fchown(write_fd, uid, uid)
         nonce = secrets.token_hex(16)
         budget = sum(c.timeout_s for c in self.cases[start:]) + self.language.startup_s
         limits = sandboxed.Limits(
@@ -175,6 +176,7 @@ class _Runner:
             keep=build.keep_paths,
             limits=limits,
             use_bwrap=self.use_bwrap,
+            uid=uid,
         )
         log_path = os.path.join(logs, "out")
         results: dict[str, CaseExecution] = {}

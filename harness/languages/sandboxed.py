@@ -17,6 +17,7 @@ commit. Processes are limited with ``RLIMIT_NPROC`` (the JVM's threads count: it
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -29,6 +30,16 @@ from harness.sandbox import bwrap
 WORK = "/tmp/w"
 BUILD = "/tmp/b"
 NOBODY = 65534
+# Each run gets its own unprivileged uid (no passwd entry needed): RLIMIT_NPROC counts the
+# processes of a uid across the whole machine, so with one shared uid a fork bomb in one
+# sample (or a JVM's threads) would make another sample's program fail to start.
+UID_BASE = 200_000
+_uids = itertools.count()
+
+
+def run_uid() -> int:
+    """A uid no other live run of this machine uses (pid and a per-process counter)."""
+    return UID_BASE + (os.getpid() % 10_000) * 100 + next(_uids) % 100
 
 
 @dataclass(frozen=True)
@@ -48,8 +59,8 @@ def _tools() -> tuple[str, str | None]:
     return prlimit, shutil.which("setpriv")
 
 
-def confine(argv: Sequence[str], limits: Limits) -> list[str]:
-    """``argv`` behind prlimit (and setpriv to nobody when root): runs inside the sandbox."""
+def confine(argv: Sequence[str], limits: Limits, uid: int = NOBODY) -> list[str]:
+    """``argv`` behind prlimit (and setpriv to ``uid`` when root): runs inside the sandbox."""
     prlimit, setpriv = _tools()
     wrapped = [
         prlimit,
@@ -66,8 +77,8 @@ def confine(argv: Sequence[str], limits: Limits) -> list[str]:
             raise FileNotFoundError("setpriv (util-linux) is needed to drop privileges")
         wrapped += [
             setpriv,
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
+            f"--reuid={uid}",
+            f"--regid={uid}",
             "--clear-groups",
             "--no-new-privs",
             "--inh-caps=-all",
@@ -85,6 +96,7 @@ def command(
     keep: Sequence[str],
     limits: Limits,
     use_bwrap: bool,
+    uid: int = NOBODY,
 ) -> list[str]:
     """The full command line: bubblewrap (when usable), the limits, then ``argv``.
 
@@ -92,13 +104,13 @@ def command(
     ``/tmp/b`` in ``argv`` must be replaced by the caller (:func:`host_paths`).
     """
     if not use_bwrap:
-        return confine(argv, limits)
+        return confine(argv, limits, uid)
     args = _bwrap_prefix(tuple(hide), tuple(keep))
     args += ["--bind", work, WORK]
     if build is not None:
         args += ["--ro-bind", build, BUILD]
     args += ["--chdir", WORK, "--"]
-    return args + confine(argv, limits)
+    return args + confine(argv, limits, uid)
 
 
 @lru_cache(maxsize=64)
