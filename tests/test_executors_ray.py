@@ -167,9 +167,9 @@ def ray_executor() -> Iterator:
 @pytest.mark.slow
 def test_ray_gives_the_local_rows_in_the_same_order(problems, ray_executor, tmp_path) -> None:
     samples = batch(problems, "same")
-    local = evaluate(problems, samples, reward=PRESET, timeout_s=0.5, out_dir=tmp_path / "l")
+    local = evaluate(problems, samples, reward=PRESET, timeout_s=1.0, out_dir=tmp_path / "l")
     remote = ray_executor.evaluate(
-        problems, samples, reward=PRESET, timeout_s=0.5, out_dir=tmp_path / "r"
+        problems, samples, reward=PRESET, timeout_s=1.0, out_dir=tmp_path / "r"
     )
     assert [r["status"] for r in local] == [
         *("passed", "timeout", "failed"),
@@ -223,13 +223,22 @@ def test_trainers_reward_runs_on_ray_when_configured(problems, ray_executor) -> 
         {p.task_id: p for p in problems}, PRESET, evaluate_kwargs=settings.evaluate_kwargs()
     )
     texts = ["    return x + y\n", "    return x - y\n", "    return x +\n"]
+    before = ray_executor.batches
     on_ray = reward.score(["HumanEval/53"] * 3, texts)
-    assert ray_executor._actors  # the shared Ray executor did the work
+    assert ray_executor.batches == before + 1  # the shared Ray executor did the work
     local = HarnessReward({p.task_id: p for p in problems}, PRESET).score(
         ["HumanEval/53"] * 3, texts
     )
     assert on_ray == local
     assert on_ray[0] > on_ray[1] > on_ray[2]
+    # MAGRPO's scorer reads the same section
+    from trainers.common.sections import OutputSettings
+    from trainers.magrpo.harness_io import harness_scorer
+
+    samples = [Sample("HumanEval/53", text, str(i)) for i, text in enumerate(texts)]
+    rows = harness_scorer(settings, OutputSettings(), num_agents=1)(problems, samples)
+    assert ray_executor.batches == before + 2
+    assert [r["reward"] for r in rows] == local
 
 
 @pytest.mark.slow

@@ -86,6 +86,7 @@ class RayExecutor:
         self._actors: list[Any] = []
         self._started_ray = False
         self._remote: Any = None
+        self.batches = 0  # batches scored on the actors (for metrics and tests)
 
     # ------------------------------------------------------------------ the pool
 
@@ -200,6 +201,7 @@ class RayExecutor:
             if keys != [(s.task_id, s.sample_id) for s in share_samples]:
                 raise RuntimeError(f"Ray actor {index} returned rows for other samples: {keys[:3]}")
             results.append(rows)
+        self.batches += 1
         return merge_rows(shares, results, len(batch))
 
     @staticmethod
