@@ -10,7 +10,7 @@ times, interleaved, on the same machine in the same run:
   under bubblewrap + prlimit + setpriv, then run every case (the driver writes its frames on
   the pipe; the values are decoded);
 * **bare**: the same compiler command and the same program run directly (no sandbox, no
-  limits), reading the same frames from the same pipe.
+  limits, the same environment), reading the same frames from the same pipe.
 
 It prints the mean seconds per sample of each, the overhead (harness / bare - 1), and how many
 problems of HumanEval and sanitized MBPP (test split) translate into the language. Timings on a
@@ -39,13 +39,18 @@ sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "languages"))
 
 def bare_seconds(language: Any, source: str, cases: int) -> float:
     """Compile and run ``source`` with the plain toolchain, as the harness would, unconfined."""
+    from harness.languages import sandboxed
+
     build = language.build()
     work = tempfile.mkdtemp(prefix="codeeval-bare-")
+    # The harness's own fixed environment (the caller's may slow a runtime down: node reads
+    # NODE_EXTRA_CA_CERTS at start-up).
+    env = {**sandboxed.environment(work), **dict(build.env)}
     try:
         start = time.perf_counter()
         Path(work, build.source_name).write_text(source)
         if build.compile is not None:
-            subprocess.run(build.compile, cwd=work, check=True, capture_output=True)
+            subprocess.run(build.compile, cwd=work, check=True, capture_output=True, env=env)
         read_fd, write_fd = os.pipe()
         argv = [
             p.replace("{build}", work).replace("{start}", "0").replace("{fd}", str(write_fd))
@@ -54,7 +59,7 @@ def bare_seconds(language: Any, source: str, cases: int) -> float:
         argv = [a.replace("/tmp/w", work) for a in argv]
         proc = subprocess.Popen(
             argv, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, pass_fds=(write_fd,),
+            stderr=subprocess.DEVNULL, pass_fds=(write_fd,), env=env,
         )  # fmt: skip
         os.close(write_fd)
         assert proc.stdin is not None
@@ -169,7 +174,8 @@ def main() -> None:
         he, mb = r["translated"]["humaneval"], r["translated"]["mbpp-sanitized"]
         print(
             f"{r['language']:<9}{r['samples']:>8}{r['harness_s']:>11.3f}{r['bare_s']:>9.3f}"
-            f"{r['overhead']:>+10.1%}  HumanEval {he[0]}/{he[1]}, MBPP sanitized {mb[0]}/{mb[1]}"
+            f"{r['overhead']:>+10.1%}{r['harness_median_s']:>7.3f}/{r['bare_median_s']:<6.3f}"
+            f"  HumanEval {he[0]}/{he[1]}, MBPP sanitized {mb[0]}/{mb[1]}"
         )
 
 

@@ -102,7 +102,14 @@ def compiled(
     if hit is not None:
         return hit
     build = language.build()
-    work = sandboxed.private_folder("codeeval-build-")
+    os.makedirs(os.path.dirname(final), exist_ok=True)
+    if use_bwrap:
+        # Compiled where it is kept: the build becomes the cache entry by a rename, not a copy
+        # (a Rust binary is megabytes). The sandbox reaches it through its bind mount.
+        work = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
+        os.chmod(work, 0o777)
+    else:  # no bind mounts: a folder the dropped user can reach by its path
+        work = sandboxed.private_folder("codeeval-build-")
     logs = tempfile.mkdtemp(prefix="codeeval-log-")
     started = time.monotonic()
     try:
@@ -116,13 +123,13 @@ def compiled(
         if not result.ok and (result.timed_out or result.killed):
             # Not kept: a timeout or a kill (memory, CPU) may be this machine's load.
             return Compiled(False, "", result.message, result.log, timed_out=result.timed_out)
-        os.makedirs(os.path.dirname(final), exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
+        if use_bwrap:
+            staging = work
+        else:
+            staging = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
+            for name in os.listdir(work):
+                shutil.move(os.path.join(work, name), os.path.join(staging, name))
         os.chmod(staging, 0o755)
-        for name in os.listdir(work):
-            path = os.path.join(work, name)
-            if os.path.isfile(path) or os.path.isdir(path):
-                shutil.move(path, os.path.join(staging, name))
         meta = {"ok": result.ok, "message": result.message, "log": result.log[-4000:]}
         with open(os.path.join(staging, RESULT_FILE), "w") as fh:
             json.dump(meta, fh)
