@@ -142,6 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args[:] = [suite_dir]
             _collect_generated_modules(config)
             _no_final_gc(config)
+            _drop_authoring_plugins(config)
         return
     if config.getoption("llm_eval") or config.getoption("llm_compiled"):
         from plugin.session import EvalSession
@@ -150,6 +151,20 @@ def pytest_configure(config: pytest.Config) -> None:
         _collect_generated_modules(config)
         _quiet_failure_listing(config)
         _no_final_gc(config)
+        _drop_authoring_plugins(config)
+
+
+# Plugins that serve hand-written tests only: an evaluation session collects nothing but the
+# generated suite, which never uses them. Hypothesis's imports the whole library when the
+# session ends (0.1-0.15 s in the controller and again in every xdist worker).
+AUTHORING_PLUGINS = ("hypothesispytest",)
+
+
+def _drop_authoring_plugins(config: pytest.Config) -> None:
+    for name in AUTHORING_PLUGINS:
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
 
 
 def _no_final_gc(config: pytest.Config) -> None:

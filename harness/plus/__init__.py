@@ -54,14 +54,15 @@ def only_for(problems: Sequence[Problem], task_ids: set[str]) -> list[Problem]:
 
 def expand_plus(problems: Sequence[Problem], sandbox: Sandbox) -> list[Problem]:
     """Each requested problem with its plus cases appended (a no-op for the others)."""
-    from harness.plus.generate import plus_cases_for
-
     out = []
     for problem in problems:
         request = problem.metadata.get(REQUEST_KEY)
         if not request or any(is_plus(c.case_id) for c in problem.cases):
             out.append(problem)
             continue
+        # Imported here: it loads hypothesis, which a run without plus cases never needs.
+        from harness.plus.generate import plus_cases_for
+
         base = dataclasses.replace(
             problem, metadata={k: v for k, v in problem.metadata.items() if k != STATS_KEY}
         )

@@ -1,0 +1,60 @@
+"""An evaluation session loads only what it uses: no hypothesis in any process, start to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_plugin import PROBLEMS, SAMPLES, write_jsonl
+
+# Written by every process of the session (controller and xdist workers) as it ends: whether
+# hypothesis was ever imported there, and whether its pytest plugin was still registered.
+RECORDER = """
+import json, os, sys
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    name = getattr(config, "workerinput", {}).get("workerid", "controller")
+    record = {
+        "hypothesis_imported": "hypothesis" in sys.modules,
+        "hypothesis_plugin": config.pluginmanager.get_plugin("hypothesispytest") is not None,
+    }
+    with open(os.path.join(os.environ["IMPORTS_DIR"], name + ".json"), "w") as fh:
+        json.dump(record, fh)
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_no_process_of_an_evaluation_session_imports_hypothesis(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    records = pytester.path / "imports"
+    records.mkdir()
+    monkeypatch.setenv("IMPORTS_DIR", str(records))
+    pytester.makepyfile(recorder=RECORDER)
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    suite = write_jsonl(pytester.path / "problems.jsonl", PROBLEMS)
+    samples = write_jsonl(pytester.path / "samples.jsonl", SAMPLES[:2])
+    result = pytester.runpytest_subprocess(
+        "-p", "recorder", "--llm-eval", f"jsonl:{suite}", "--llm-samples", str(samples),
+        "--llm-out", str(pytester.path / "out"), "-p", "no:codeeval_gate", "-n", workers,
+    )  # fmt: skip
+    assert result.ret in (0, 1), result.stdout.str()[-2000:]
+    seen = {p.stem: json.loads(p.read_text()) for p in Path(records).glob("*.json")}
+    expected = {"controller"} | {f"gw{i}" for i in range(int(workers))}
+    assert set(seen) == expected
+    for name, record in seen.items():
+        assert record == {"hypothesis_imported": False, "hypothesis_plugin": False}, name
+
+
+def test_plain_pytest_sessions_keep_the_hypothesis_plugin(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_it="""
+        def test_registered(pytestconfig):
+            assert pytestconfig.pluginmanager.get_plugin("hypothesispytest") is not None
+        """
+    )
+    assert pytester.runpytest_subprocess("-p", "no:codeeval_gate").ret == 0
