@@ -158,7 +158,7 @@ def test_dynamic_reports_from_hand_built_rows(tmp_path: Path) -> None:
     # only passed cases with a reference time count: 0.05 s against 0.02 s
     assert first["efficiency"] == {
         "cases": 2, "sample_s": 0.05, "reference_s": 0.02, "ratio": 2.5, "speed": 0.4,
-        "max_rss_kb": 9000, "traced": True,
+        "baseline": "reference", "peers": None, "max_rss_kb": 9000, "traced": True,
     }  # fmt: skip
     assert second["efficiency"]["traced"] is False
     assert first["coverage"]["line_rate"] == 0.75 and first["coverage"]["missing_lines"] == [3]

@@ -18,7 +18,7 @@ coverage        coverage_rate  line_rate, branch_rate (measured in the sandbox)
 radon           radon_metrics  complexity, maintainability, Halstead volume, raw
 bandit          bandit_scan    issues with test id, severity, confidence
 style           style          ruff findings: count, codes
-efficiency      efficiency     runtime vs the reference, peak memory
+efficiency      efficiency     runtime vs the reference (else the batch's median), memory
 types           types_check    mypy errors (optional, off by default)
 ==============  =======  =====================================================
 """

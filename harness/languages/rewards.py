@@ -3,10 +3,12 @@ missing.
 
 ``syntax`` is whether the program compiled (JavaScript: parsed, ``node --check``), read from the
 sample's cases (a compile failure fails every case with ``compile error: ...``). ``tests`` and
-``execution`` come from the cases as for Python. The other analyzers read Python source (radon,
-ruff, bandit, mypy, the structure of definitions, coverage, the reference's timing); for other
-languages their reports are ``{"missing": why}`` and the reward parts built from them are left
-out of the reward and its range and listed in ``reward_missing`` - named, never a silent 0.
+``execution`` come from the cases as for Python, and ``efficiency`` from the cases' times
+against the median of the batch's passing samples (there are no references in these
+languages; harness.analyzers.efficiency). The other analyzers read Python source (radon,
+ruff, bandit, mypy, the structure of definitions, coverage); for other languages their
+reports are ``{"missing": why}`` and the reward parts built from them are left out of the
+reward and its range and listed in ``reward_missing`` - named, never a silent 0.
 """
 
 from __future__ import annotations
@@ -18,12 +20,11 @@ from harness.languages.registry import language_for, language_of
 from harness.records import Problem
 
 # Analyzers that work on any language (they read the row, not Python source).
-LANGUAGE_NEUTRAL = frozenset({"tests"})
+LANGUAGE_NEUTRAL = frozenset({"tests", "efficiency"})
 # The parts each preset builds from Python-only analyzers.
 MISSING_PARTS: dict[str, dict[str, str]] = {
     "weighted": {
         "quality": "radon, ruff and bandit read Python",
-        "efficiency": "there is no reference solution in this language to time against",
         "security": "bandit reads Python",
     },
 }

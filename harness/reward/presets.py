@@ -49,8 +49,10 @@ def weighted(row: Mapping[str, Any], problem: Problem | None, reports: Mapping[s
       <= max_complexity, else max_complexity / it), style (max(0, 1 - 0.1 x ruff findings)),
       security (max(0, 1 - bandit penalties: LOW .25, MEDIUM .5, HIGH 1)); with
       ``security_weight`` > 0 security is its own part instead;
-    - efficiency: reference time / sample time on the passed cases (capped at 1), 0 when the
-      peak memory is over ``memory_limit`` MB.
+    - efficiency: yardstick time / sample time on the passed cases (capped at 1), where the
+      yardstick is the reference's time, else the median of the batch's passing samples
+      (harness.analyzers.efficiency); 0 when the peak memory is over ``memory_limit`` MB; left
+      out and named in ``reward_missing`` when there is no yardstick (harness.reward.missing).
     """
     ev = params["evaluation"]
     quality_cfg = ev["code_quality"]

@@ -19,6 +19,7 @@ from harness.languages.rewards import is_native, native_reports, without_missing
 from harness.records import Problem
 from harness.reward.config import RewardConfig, load_reward_config
 from harness.reward.feedback import render_feedback
+from harness.reward.missing import drop_unmeasured
 from harness.reward.presets import PRESET_FUNCTIONS
 
 UNSCORED_KINDS = ("infra", "data")  # not the model's doing: masked, never 0
@@ -69,16 +70,14 @@ def reward_fields(
     else:
         parts, bounds = PRESET_FUNCTIONS[config.preset](row, problem, analyzers, config.params)
     missing: dict[str, str] = {}
+    preset = "custom" if config.aggregator is not None else config.preset
     if is_native(problem):
-        preset = "custom" if config.aggregator is not None else config.preset
         parts, bounds, missing = without_missing(preset, problem, parts, bounds, config.params)
-        if not parts:  # nothing this preset measures exists for the language: masked
-            return {
-                "reward": None,
-                "reward_parts": {},
-                "reward_range": None,
-                "reward_missing": missing,
-            }
+    # Parts an analyzer could not measure here (efficiency without a yardstick): named, not 0.
+    parts, bounds, unmeasured = drop_unmeasured(preset, parts, bounds, analyzers, config.params)
+    missing.update(unmeasured)
+    if is_native(problem) and not parts:  # nothing this preset measures exists: masked
+        return {"reward": None, "reward_parts": {}, "reward_range": None, "reward_missing": missing}
     parts = {k: round(float(v), 10) for k, v in parts.items()}
     reward = round(sum(parts.values()) + config.shift, 10)
     reward_range = None if bounds is None else [bounds[0] + config.shift, bounds[1] + config.shift]
