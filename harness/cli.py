@@ -4,7 +4,7 @@
 codeeval report OUT_DIR [-o PAGE]        # OUT_DIR/report.html by default
 codeeval report RUN_DIR [-o PAGE]        # a trainer's output folder (its metrics.jsonl)
 codeeval compare RUN_A RUN_B [-o PAGE]   # each an out dir, a summary.json or a history run id
-codeeval history [--model M] [--suite S] [--limit N] [--json]
+codeeval history [--model M] [--suite S] [--language L] [--limit N] [--json]
 codeeval mine PATH -o SUITE.jsonl         # a tiered suite from a repository (harness.mining)
 codeeval deps fetch SUITE [--find-links DIR --no-index]   # third-party packages (harness.deps)
 ```
@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     his = sub.add_parser("history", help="list recorded runs, newest first")
     his.add_argument("--model", help="only runs of this model")
     his.add_argument("--suite", help="only runs of this suite")
+    his.add_argument(
+        "--language", help="only runs with a suite in this language (python, js, cpp, java, rs)"
+    )
     his.add_argument("--limit", type=int, default=30, help="at most this many runs (default 30)")
     his.add_argument("--json", action="store_true", help="print JSON lines instead of a table")
     from harness.mining.command import add_mine_parser
@@ -127,7 +130,9 @@ def _history(args: argparse.Namespace, history: History) -> int:
     if not history.path.exists():
         print(f"no runs recorded yet ({history.path} does not exist)")
         return 0
-    runs = history.runs(model=args.model, suite=args.suite, limit=args.limit)
+    runs = history.runs(
+        model=args.model, suite=args.suite, limit=args.limit, language=args.language
+    )
     if args.json:
         for run in runs:
             print(json.dumps(run.__dict__))
@@ -135,6 +140,8 @@ def _history(args: argparse.Namespace, history: History) -> int:
     table = []
     for run in runs:
         for suite in run.suites or {"": {}}:
+            if args.language and run.suites.get(suite, {}).get("language") != args.language:
+                continue
             value = run.pass_at(suite, 1) if suite else None
             split = f"[{run.split}]" if run.split else ""
             table.append(
@@ -143,15 +150,16 @@ def _history(args: argparse.Namespace, history: History) -> int:
                     run.created_at,
                     run.model or "-",
                     suite + split,
+                    str(run.suites.get(suite, {}).get("language") or "-"),
                     f"{value:.3f}" if value is not None else "-",
                     run.code_version,
                 ]
             )
-    header = ["id", "recorded", "model", "suite", "pass@1", "code"]
+    header = ["id", "recorded", "model", "suite", "language", "pass@1", "code"]
     widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
     for row in [header, *table]:
         cells = [
-            c.rjust(w) if i in (0, 4) else c.ljust(w)
+            c.rjust(w) if i in (0, 5) else c.ljust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         ]
         print("  ".join(cells).rstrip())

@@ -5,7 +5,10 @@ The database lives at ``$CODEEVAL_HISTORY``, else ``$CODEEVAL_CACHE/history.sqli
 version, the whole summary), one ``run_suites`` row per suite of a run (pass@k), one ``samples``
 row per sample (verdict, reward and its parts, and since schema version 2 its prompt and
 completion text) so that a later run can be gated against this one problem by problem, and a
-value-based trainer (``trainers.dqn``) can learn offline from recorded evaluations.
+value-based trainer (``trainers.dqn``) can learn offline from recorded evaluations. Since schema
+version 3 suites and samples carry their language (``python``, ``js``, ``cpp``, ``java``,
+``rs``), and samples the reward parts named missing (``reward_missing``):
+:meth:`History.breakdown` gives a run's counts and pass@k per language and per suite.
 
 A database of an older schema version is migrated in place when it is opened (columns are added;
 old rows keep ``NULL`` there).
@@ -23,7 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+from harness.results import row_language, suite_language
+
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -43,6 +48,7 @@ CREATE TABLE IF NOT EXISTS run_suites (
     samples INTEGER NOT NULL DEFAULT 0,
     passed INTEGER NOT NULL DEFAULT 0,
     pass_at TEXT NOT NULL DEFAULT '{}',
+    language TEXT,
     PRIMARY KEY (run_id, suite)
 );
 CREATE TABLE IF NOT EXISTS samples (
@@ -57,16 +63,28 @@ CREATE TABLE IF NOT EXISTS samples (
     reward REAL,
     reward_parts TEXT,
     prompt TEXT,
-    completion TEXT
+    completion TEXT,
+    language TEXT,
+    reward_missing TEXT
 );
 CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, suite);
 CREATE INDEX IF NOT EXISTS run_suites_suite ON run_suites(suite);
 """
 
+_SAMPLE_COLUMNS = (
+    "run_id", "suite", "task_id", "sample_id", "status", "passed", "error_kind", "agent",
+    "reward", "reward_parts", "prompt", "completion", "language", "reward_missing",
+)  # fmt: skip
+_JSON_COLUMNS = ("reward_parts", "reward_missing")
 # Columns each schema version added to a table: ``version -> [(table, column, type)]``. A
 # database of version v gets the columns of every later version.
 _ADDED_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
     2: [("samples", "prompt", "TEXT"), ("samples", "completion", "TEXT")],
+    3: [
+        ("run_suites", "language", "TEXT"),
+        ("samples", "language", "TEXT"),
+        ("samples", "reward_missing", "TEXT"),
+    ],
 }
 
 
@@ -160,7 +178,8 @@ class History:
             for suite, stats in (summary.get("suites") or {}).items():
                 pass_at = {k: v for k, v in stats.items() if str(k).startswith("pass@")}
                 con.execute(
-                    "INSERT INTO run_suites VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO run_suites (run_id, suite, problems, samples, passed, pass_at,"
+                    " language) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (
                         run_id,
                         suite,
@@ -168,10 +187,12 @@ class History:
                         int(stats.get("samples", 0)),
                         int(stats.get("passed", 0)),
                         json.dumps(pass_at),
+                        str(stats.get("language") or suite_language(str(suite))),
                     ),
                 )
             con.executemany(
-                "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO samples ({', '.join(_SAMPLE_COLUMNS)})"
+                f" VALUES ({', '.join('?' * len(_SAMPLE_COLUMNS))})",
                 (_sample_tuple(run_id, row, prompts) for row in rows),
             )
         return run_id
@@ -183,9 +204,11 @@ class History:
         suite: str | None = None,
         split: str | None = None,
         limit: int | None = None,
+        language: str | None = None,
     ) -> list[RunInfo]:
-        """Recorded runs, newest first, optionally filtered."""
-        where, params = _filters(model=model, suite=suite, split=split)
+        """Recorded runs, newest first, optionally filtered (``language``: runs with a suite
+        of that language)."""
+        where, params = _filters(model=model, suite=suite, split=split, language=language)
         sql = f"SELECT id, created_at, model, split, code_version, out_dir FROM runs r{where}"
         sql += " ORDER BY created_at DESC, id DESC"
         if limit is not None:
@@ -230,33 +253,43 @@ class History:
 
     def rows(self, run_id: int) -> list[dict[str, Any]]:
         """The run's per-sample rows, in the ``results.jsonl`` shape (the stored keys only)."""
+        keys = ("suite", "task_id", "sample_id", "status", "passed", "error_kind", "agent")
+        optional = ("reward", "reward_parts", "prompt", "completion", "language")
+        optional += ("reward_missing",)
         with self._connect() as con:
             found = con.execute(
-                "SELECT suite, task_id, sample_id, status, passed, error_kind, agent, reward,"
-                " reward_parts, prompt, completion FROM samples WHERE run_id = ? ORDER BY rowid",
+                f"SELECT {', '.join(keys + optional)} FROM samples WHERE run_id = ? ORDER BY rowid",
                 (run_id,),
             ).fetchall()
         out = []
-        for suite, task, sid, status, passed, kind, agent, reward, parts, prompt, text in found:
-            row: dict[str, Any] = {
-                "suite": suite,
-                "task_id": task,
-                "sample_id": sid,
-                "status": status,
-                "passed": bool(passed),
-                "error_kind": kind,
-                "agent": agent,
-            }
-            if reward is not None:
-                row["reward"] = reward
-            if parts is not None:
-                row["reward_parts"] = json.loads(parts)
-            if prompt is not None:
-                row["prompt"] = prompt
-            if text is not None:
-                row["completion"] = text
+        for values in found:
+            row: dict[str, Any] = dict(zip(keys, values[: len(keys)], strict=True))
+            row["passed"] = bool(row["passed"])
+            for key, value in zip(optional, values[len(keys) :], strict=True):
+                if value is not None:  # NULL: not stored (an older schema, or no reward)
+                    row[key] = json.loads(value) if key in _JSON_COLUMNS else value
             out.append(row)
         return out
+
+    def breakdown(self, run_id: int, ks: Iterable[int] = (1,)) -> dict[str, Any]:
+        """A run's counts and pass@k per language and per suite, from its samples:
+        ``{"languages": {language: entry}, "suites": {suite: entry}}`` (as in summary.json)."""
+        from harness.results import breakdown
+
+        with self._connect() as con:
+            found = con.execute(
+                "SELECT suite, task_id, status, passed, error_kind, language FROM samples"
+                " WHERE run_id = ? ORDER BY rowid",
+                (run_id,),
+            ).fetchall()
+        rows = [
+            {
+                "suite": suite, "task_id": task, "status": status, "passed": bool(passed),
+                "error_kind": kind, "language": language or suite_language(suite),
+            }
+            for suite, task, status, passed, kind, language in found
+        ]  # fmt: skip
+        return breakdown(rows, ks)
 
     def series(
         self, *, model: str | None, suite: str, split: str | None = None, k: int = 1
@@ -284,6 +317,11 @@ def _filters(**kw: str | None) -> tuple[str, list[Any]]:
     if kw.get("suite") is not None:
         clauses.append("EXISTS (SELECT 1 FROM run_suites s WHERE s.run_id = r.id AND s.suite = ?)")
         params.append(kw["suite"])
+    if kw.get("language") is not None:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM run_suites s WHERE s.run_id = r.id AND s.language = ?)"
+        )
+        params.append(kw["language"])
     return ((" WHERE " + " AND ".join(clauses)) if clauses else ""), params
 
 
@@ -292,12 +330,13 @@ def _suites_of(con: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, d
     if not ids:
         return out
     marks = ",".join("?" * len(ids))
-    for run_id, suite, problems, samples, passed, pass_at in con.execute(
-        f"SELECT run_id, suite, problems, samples, passed, pass_at FROM run_suites"
+    for run_id, suite, problems, samples, passed, pass_at, language in con.execute(
+        f"SELECT run_id, suite, problems, samples, passed, pass_at, language FROM run_suites"
         f" WHERE run_id IN ({marks})",
         ids,
     ):
         stats = {"problems": problems, "samples": samples, "passed": passed}
+        stats["language"] = language or suite_language(suite)
         stats.update(json.loads(pass_at))
         out.setdefault(run_id, {})[suite] = stats
     return out
@@ -340,4 +379,6 @@ def _sample_tuple(
         json.dumps(parts) if parts is not None else None,
         _text(row.get("prompt")) or _text(prompts.get(task)),
         _text(row.get("completion", row.get("solution"))),
+        row_language(dict(row)),
+        json.dumps(row["reward_missing"]) if row.get("reward_missing") else None,
     )

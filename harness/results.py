@@ -50,6 +50,32 @@ def execution_record(execution: Any) -> dict[str, Any]:
     }
 
 
+PYTHON = "python"
+# Suffixes of the translated suites (suites.multipl), for rows written before rows named
+# their language.
+_SUITE_SUFFIXES = {"-js": "js", "-cpp": "cpp", "-java": "java", "-rs": "rs"}
+
+
+def problem_language(problem: Problem) -> str:
+    """``python``, or the target language of a translated problem (``js``, ``cpp``, ...)."""
+    value = problem.metadata.get("language") if problem.metadata else None
+    return value if isinstance(value, str) and value else PYTHON
+
+
+def suite_language(suite: str) -> str:
+    """A suite's language from its name (``humaneval-js`` -> ``js``; else ``python``)."""
+    for suffix, language in _SUITE_SUFFIXES.items():
+        if suite.endswith(suffix):
+            return language
+    return PYTHON
+
+
+def row_language(row: dict[str, Any]) -> str:
+    """A results row's language (its ``language``, else from its suite's name)."""
+    value = row.get("language")
+    return value if isinstance(value, str) and value else suite_language(str(row.get("suite", "")))
+
+
 def sample_status(problem: Problem, outcomes: SampleOutcomes) -> tuple[str, str | None]:
     """``(status, error_kind)`` of a sample from its case outcomes."""
     if problem.defects:
@@ -97,6 +123,7 @@ def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]
         )
     return {
         "suite": problem.suite,
+        "language": problem_language(problem),
         "task_id": problem.task_id,
         "sample_id": outcomes.sample_id,
         "status": status,
@@ -117,45 +144,66 @@ def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]
 def summarize(
     rows: Sequence[dict[str, Any]], ks: Iterable[int], settings: dict[str, Any]
 ) -> dict[str, Any]:
-    """``summary.json``: per suite counts and pass@k over the samples that could be judged."""
+    """``summary.json``: per suite and per language, counts and pass@k over the samples that
+    could be judged, the settings, and the data errors."""
+    data_errors = sorted(
+        {
+            (r["suite"], r["task_id"], "; ".join(r["execution"].get("notes", [])))
+            for r in rows
+            if r["error_kind"] == "data"
+        }
+    )
+    return {
+        **breakdown(rows, ks),
+        "settings": settings,
+        "data_errors": [{"task_id": t, "reason": why} for _, t, why in data_errors],
+    }
+
+
+def breakdown(rows: Sequence[dict[str, Any]], ks: Iterable[int]) -> dict[str, Any]:
+    """``{"suites": {suite: entry}, "languages": {language: entry}}``: each entry counts the
+    verdicts and gives pass@k (a suite's entry names its ``language``, a language's its
+    ``suites``). Rows need ``suite``, ``task_id``, ``status``, ``passed``, ``error_kind``."""
+    ks = list(ks)
     by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_language: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_suite[row["suite"]].append(row)
+        by_language[row_language(row)].append(row)
     suites: dict[str, Any] = {}
-    data_errors = []
     for suite, suite_rows in sorted(by_suite.items()):
-        per_problem: dict[str, list[bool]] = defaultdict(list)
-        for row in suite_rows:
-            if row["status"] != "error":
-                per_problem[row["task_id"]].append(row["passed"])
-        counts = [(len(v), sum(v)) for v in per_problem.values()]
-        entry: dict[str, Any] = {
-            "problems": len({r["task_id"] for r in suite_rows}),
-            "samples": len(suite_rows),
-            "passed": sum(r["status"] == "passed" for r in suite_rows),
-            "failed": sum(r["status"] == "failed" for r in suite_rows),
-            "timeout": sum(r["status"] == "timeout" for r in suite_rows),
-            "errors": sum(r["status"] == "error" and r["error_kind"] != "data" for r in suite_rows),
-            "data_errors": sum(r["error_kind"] == "data" for r in suite_rows),
-        }
-        for k in reportable_ks(list(ks), counts):
-            entry[f"pass@{k}"] = round(mean_pass_at_k(counts, k), 6)
+        entry: dict[str, Any] = {"language": row_language(suite_rows[0]), **_counts(suite_rows, ks)}
         base = _base_entry(suite_rows, ks)
         if base is not None:
             entry["base"] = base
         suites[suite] = entry
-        data_errors += sorted(
-            {
-                (r["task_id"], "; ".join(r["execution"].get("notes", [])))
-                for r in suite_rows
-                if r["error_kind"] == "data"
-            }
-        )
-    return {
-        "suites": suites,
-        "settings": settings,
-        "data_errors": [{"task_id": t, "reason": why} for t, why in data_errors],
+    languages = {
+        language: {"suites": sorted({r["suite"] for r in lang_rows}), **_counts(lang_rows, ks)}
+        for language, lang_rows in sorted(by_language.items())
     }
+    return {"suites": suites, "languages": languages}
+
+
+def _counts(rows: Sequence[dict[str, Any]], ks: list[int]) -> dict[str, Any]:
+    """Counts of each verdict and pass@k; a problem is (suite, task id), so a language's
+    entry pools the problems of all its suites."""
+    per_problem: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for row in rows:
+        if row["status"] != "error":
+            per_problem[(row["suite"], row["task_id"])].append(row["passed"])
+    counts = [(len(v), sum(v)) for v in per_problem.values()]
+    entry: dict[str, Any] = {
+        "problems": len({(r["suite"], r["task_id"]) for r in rows}),
+        "samples": len(rows),
+        "passed": sum(r["status"] == "passed" for r in rows),
+        "failed": sum(r["status"] == "failed" for r in rows),
+        "timeout": sum(r["status"] == "timeout" for r in rows),
+        "errors": sum(r["status"] == "error" and r["error_kind"] != "data" for r in rows),
+        "data_errors": sum(r["error_kind"] == "data" for r in rows),
+    }
+    for k in reportable_ks(ks, counts):
+        entry[f"pass@{k}"] = round(mean_pass_at_k(counts, k), 6)
+    return entry
 
 
 def _base_entry(rows: Sequence[dict[str, Any]], ks: Iterable[int]) -> dict[str, Any] | None:

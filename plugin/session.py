@@ -272,6 +272,14 @@ class EvalSession:
             line += f"{entry['failed']:>8}{entry['timeout']:>8}{entry['errors'] + entry['data_errors']:>8}"
             line += "".join(f"{entry.get(f'pass@{k}', float('nan')):>10.3f}" for k in ks)
             tr.write_line(line)
+        languages = self.summary.get("languages", {})
+        if len(languages) > 1 or any(len(e.get("suites", ())) > 1 for e in languages.values()):
+            for language, entry in languages.items():  # pooled over the language's suites
+                line = f"{'[' + language + ']':<18}{entry['problems']:>9}{entry['samples']:>9}"
+                line += f"{entry['passed']:>8}{entry['failed']:>8}{entry['timeout']:>8}"
+                line += f"{entry['errors'] + entry['data_errors']:>8}"
+                line += "".join(f"{entry.get(f'pass@{k}', float('nan')):>10.3f}" for k in ks)
+                tr.write_line(line)
         for suite, entry in self.summary.get("suites", {}).items():
             if "base" in entry:  # a suite with plus cases (harness.plus)
                 pairs = ", ".join(

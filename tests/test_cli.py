@@ -100,7 +100,7 @@ def test_history_listing(tmp_path: Path, db: History, capsys: pytest.CaptureFixt
     db.record(summary={"suites": {"mbpp": {"pass@1": 0.75}}}, rows=[], model="other", split="test")
     assert main(["history"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["id", "recorded", "model", "suite", "pass@1", "code"]
+    assert lines[0].split() == ["id", "recorded", "model", "suite", "language", "pass@1", "code"]
     assert "other" in lines[1] and "mbpp[test]" in lines[1] and "0.750" in lines[1]
     assert "smollm2-135m" in lines[2] and "0.250" in lines[2] and "0.1.0 (git abc)" in lines[2]
     assert len(lines) == 4

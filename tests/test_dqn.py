@@ -341,7 +341,7 @@ def test_history_migrates_from_version_1_and_stores_prompt_and_completion(
         }
     ]
     con = sqlite3.connect(path)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     assert {"prompt", "completion"} <= {r[1] for r in con.execute("PRAGMA table_info(samples)")}
     con.close()
     # the old run has no text: learning from it says what to do

@@ -14,6 +14,7 @@ from harness.report import html as h
 from harness.report import plots
 from harness.report.plus import plus_section
 from harness.report.rundata import RunData
+from harness.results import breakdown, row_language, suite_language
 
 STATUSES = ("passed", "failed", "timeout", "error")
 
@@ -70,18 +71,44 @@ def run_overview(run: RunData) -> str:
     return h.section("Run", h.table(["", ""], facts), anchor="run")
 
 
+COUNTS = ("problems", "samples", "passed", "failed", "timeout", "errors")
+
+
+def _count_cells(stats: Mapping[str, Any], keys: Sequence[str]) -> list[Any]:
+    return [int(stats.get(c, 0)) for c in COUNTS] + [
+        float(stats[k]) if k in stats else None for k in keys
+    ]
+
+
+def languages_of(run: RunData) -> dict[str, Any]:
+    """The run's per-language entries (summary.json's, else computed from its rows: runs
+    recorded before summaries had them)."""
+    found = run.summary.get("languages")
+    if isinstance(found, dict) and found:
+        return found
+    if not run.rows:
+        return {}
+    ks = [int(k[5:]) for k in _pass_at_keys(run.summary) if k[5:].isdigit()] or [1]
+    return breakdown(run.rows, ks)["languages"]
+
+
 def pass_at_table(run: RunData) -> str:
     keys = _pass_at_keys(run.summary)
     rows = []
     for suite, stats in run.summary.get("suites", {}).items():
-        rows.append(
-            [suite]
-            + [int(stats.get(c, 0)) for c in ("problems", "samples", "passed", "failed", "timeout")]
-            + [int(stats.get("errors", 0))]
-            + [float(stats[k]) if k in stats else None for k in keys]
-        )
-    headers = ["suite", "problems", "samples", "passed", "failed", "timeout", "errors", *keys]
-    return h.section("pass@k", h.table(headers, rows), anchor="passk")
+        language = stats.get("language") or suite_language(suite)
+        rows.append([suite, language, *_count_cells(stats, keys)])
+    headers = ["suite", "language", *COUNTS, *keys]
+    parts = [h.table(headers, rows)]
+    languages = languages_of(run)
+    if languages:
+        by_language = [
+            [language, ", ".join(stats.get("suites", [])), *_count_cells(stats, keys)]
+            for language, stats in languages.items()
+        ]
+        parts.append(h.paragraph("By language (the problems of all its suites pooled):"))
+        parts.append(h.table(["language", "suites", *COUNTS, *keys], by_language))
+    return h.section("pass@k", *parts, anchor="passk")
 
 
 def failure_kinds(run: RunData) -> str:
@@ -145,8 +172,45 @@ def reward_section(run: RunData) -> str | None:
         "Reward parts",
         h.image(plots.reward_parts(parts, rewards), "reward part distributions"),
         h.table(["part", "samples", "mean", "min", "max"], stats),
+        *_reward_groups(run.rows),
         anchor="rewards",
     )
+
+
+def _reward_groups(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Mean reward and parts per language and suite, and the parts named missing (never
+    scored: see ``reward_missing``), per language."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    missing: dict[tuple[str, str], int] = {}
+    for row in rows:
+        language = row_language(dict(row))
+        groups.setdefault((language, str(row.get("suite", ""))), []).append(row)
+        for part in row.get("reward_missing") or {}:
+            missing[(language, str(part))] = missing.get((language, str(part)), 0) + 1
+    names = sorted({str(p) for row in rows for p in row.get("reward_parts") or {}})
+    table = []
+    for (language, suite), members in sorted(groups.items()):
+        scored = [float(r["reward"]) for r in members if isinstance(r.get("reward"), (int, float))]
+        cells: list[Any] = [language, suite, len(scored)]
+        cells.append(sum(scored) / len(scored) if scored else None)
+        for name in names:
+            values = [
+                float(r["reward_parts"][name])
+                for r in members
+                if isinstance((r.get("reward_parts") or {}).get(name), (int, float))
+            ]
+            cells.append(sum(values) / len(values) if values else None)
+        table.append(cells)
+    out = []
+    if len(table) > 1:
+        out.append(h.paragraph("Mean reward and parts by language and suite:"))
+        out.append(h.table(["language", "suite", "scored", "reward", *names], table))
+    if missing:
+        out.append(h.paragraph("Parts named missing (left out of the reward, not scored 0):"))
+        out.append(
+            h.table(["language", "part", "samples"], [[*k, n] for k, n in sorted(missing.items())])
+        )
+    return out
 
 
 def problem_grid(run: RunData) -> str:
