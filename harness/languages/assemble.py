@@ -6,7 +6,8 @@ The same rules as for Python (:mod:`harness.completions`), in the target languag
    with the language (``js``/``javascript``, ``cpp``/``c++``, ``java``, ``rust``/``rs``), else
    the longest block.
 2. A block that defines the entry point itself is a whole solution: it gets the stub's
-   preamble (C++ headers, Java imports, Rust ``use`` lines), and in Java a method without its
+   preamble (C++ headers, Java imports, Rust ``use`` lines and enums, less what the block
+   defines itself), and in Java a method without its
    ``class Problem`` is wrapped in one. Otherwise the code continues the prompt (the stub).
 3. Braces the code leaves open are closed (a completion cut at the end of the function body,
    as MultiPL-E's stop sequences cut it).
@@ -40,7 +41,7 @@ def assemble_native(problem: Problem, completion: str) -> AssembledProgram:
     prompt = normalize_newlines(problem.prompt)
     if language.entry_defined(code, problem.entry_point):
         kind = "solution"
-        program = preamble(problem) + code
+        program = language.drop_defined(preamble(problem), code) + code
     elif language.name == "java" and _defines_method(code, problem.entry_point):
         kind = "solution"
         program = preamble(problem) + "class Problem {\n" + code + "\n}\n"
@@ -52,11 +53,13 @@ def assemble_native(problem: Problem, completion: str) -> AssembledProgram:
 
 
 def preamble(problem: Problem) -> str:
-    """The stub's lines before its doc comment and signature (headers, imports, uses)."""
+    """The stub's lines before its doc comment and signature (headers, imports, uses, and the
+    types a Rust stub defines)."""
     lines = []
+    starts = ("/**", "///", "function ", "class ", "fn ")
     for line in normalize_newlines(problem.prompt).split("\n"):
         stripped = line.strip()
-        if stripped.startswith(("/**", "///", "function ", "class ")) or "(" in stripped:
+        if stripped.startswith(starts) or f"{problem.entry_point}(" in stripped:
             break
         lines.append(line)
     text = "\n".join(lines).strip("\n")

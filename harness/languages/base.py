@@ -83,10 +83,19 @@ class Language:
         """Whether ``code`` defines the entry point itself (a whole solution)."""
         raise NotImplementedError
 
+    def parse_error(self, log: str) -> str | None:
+        """For a language without a compile step: the parse error in the output of a run that
+        never started, as ``compile error: ...`` (None: it parsed and failed otherwise)."""
+        return None
+
     # -- shared helpers --------------------------------------------------------------------
     def ident(self, name: str) -> str:
         """A parameter name that is not a keyword of the language."""
         return name + "_" if name in self.keywords else name
+
+    def drop_defined(self, preamble: str, code: str) -> str:
+        """``preamble`` without what a whole solution's ``code`` defines itself."""
+        return preamble
 
     def check_types(self, signature: Signature) -> None:
         """Raise Untranslatable for types this language cannot express."""

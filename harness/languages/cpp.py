@@ -1,8 +1,9 @@
 """C++17 (g++ 12): ``long`` for int, ``double`` for float, ``std::string``, ``std::vector``,
-``std::tuple``, ``std::optional`` and ``std::map``."""
+``std::tuple``, ``std::optional``, ``std::map`` and ``std::variant`` for a Union."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -11,7 +12,8 @@ from typing import Any
 
 from harness.languages.base import Build, Language, block_comment, escaped_string, float_text
 from harness.languages.translate import Signature
-from harness.languages.types import PyType, Untranslatable
+from harness.languages.types import PyType, Untranslatable, alternative_for, family
+from harness.languages.unions import unions_in
 
 HEADERS = """#include <algorithm>
 #include <cassert>
@@ -54,7 +56,7 @@ template <class T> void enc(std::string& o, const std::vector<T>& v);
 template <class T> void enc(std::string& o, const std::optional<T>& v);
 template <class K, class V> void enc(std::string& o, const std::map<K, V>& v);
 template <class... T> void enc(std::string& o, const std::tuple<T...>& v);
-void enc(std::string& o, bool v) { o += v ? "true" : "false"; }
+@VARIANT_DECLARATION@void enc(std::string& o, bool v) { o += v ? "true" : "false"; }
 void enc(std::string& o, long v) { o += std::to_string(v); }
 void enc(std::string& o, double v) {
   if (std::isnan(v)) { o += "\"NaN\""; return; }
@@ -88,11 +90,24 @@ template <class... T> void enc(std::string& o, const std::tuple<T...>& v) {
   std::apply([&](const auto&... x) { ((o += first ? "" : ",", first = false, enc(o, x)), ...); }, v);
   o += ']';
 }
-void put(int fd, const std::string& line) {
+@VARIANT_DEFINITION@void put(int fd, const std::string& line) {
   size_t done = 0;
   while (done < line.size()) { ssize_t n = ::write(fd, line.data() + done, line.size() - done); if (n <= 0) std::_Exit(3); done += (size_t)n; }
 }
 }  // namespace codeeval_driver
+"""
+
+# A Union's value goes out as [family, value]: the family of the alternative the variant holds,
+# from a table per variant type (``tags``, specialized by the driver for each Union it returns).
+_VARIANT_DECLARATION = """template <class V> struct tags;
+template <class... T> void enc(std::string& o, const std::variant<T...>& v);
+"""
+_VARIANT_DEFINITION = """template <class... T> void enc(std::string& o, const std::variant<T...>& v) {
+  if (v.valueless_by_exception()) throw std::bad_variant_access();
+  o += "[\\""; o += tags<std::variant<T...>>::names[v.index()]; o += "\\",";
+  std::visit([&](const auto& x) { enc(o, x); }, v);
+  o += ']';
+}
 """
 
 
@@ -122,6 +137,11 @@ class Cpp(Language):
             return f"std::optional<{self.type_name(t.args[0])}>"
         if kind == "dict":
             return f"std::map<{self.type_name(t.args[0])}, {self.type_name(t.args[1])}>"
+        if kind == "union":
+            names = [self.type_name(a) for a in t.args]
+            if len(set(names)) != len(names):  # a list and a variable tuple: both vectors
+                raise Untranslatable(f"C++ variant alternatives of {t} would not be distinct")
+            return f"std::variant<{', '.join(names)}>"
         raise Untranslatable(f"C++ has no translation for {t}")
 
     def literal(self, value: Any, t: PyType) -> str:
@@ -130,6 +150,12 @@ class Cpp(Language):
             if value is None:
                 return f"{self.type_name(t)}()"
             return f"{self.type_name(t)}({self.literal(value, t.args[0])})"
+        if kind == "union":
+            alt = alternative_for(value, t)
+            if alt is None:
+                raise Untranslatable(f"{value!r} is none of {t}"[:200])
+            index = t.args.index(alt)  # in place: no conversion may pick another alternative
+            return f"{self.type_name(t)}(std::in_place_index<{index}>, {self.literal(value, alt)})"
         if kind == "int":
             return "LONG_MIN" if value == -(2**63) else f"{value}L"
         if kind == "float":
@@ -152,10 +178,17 @@ class Cpp(Language):
             return f"{self.type_name(t)}{{{items}}}"
         raise Untranslatable(f"C++ has no literal for {t}")
 
+    def check_types(self, signature: Signature) -> None:
+        super().check_types(signature)
+        _tag_tables(signature.returns)  # two Unions of one variant type: Untranslatable
+
     def stub(self, signature: Signature, doc: str) -> str:
         params = ", ".join(f"{self.type_name(t)} {self.ident(n)}" for n, t in signature.params)
         returns = self.type_name(signature.returns)
-        return f"{HEADERS}\n{block_comment(doc)}{returns} {signature.name}({params}) {{\n"
+        headers = HEADERS
+        if any(unions_in(t) for t in (*(t for _, t in signature.params), signature.returns)):
+            headers = headers.replace("#include <vector>", "#include <variant>\n#include <vector>")
+        return f"{headers}\n{block_comment(doc)}{returns} {signature.name}({params}) {{\n"
 
     def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
         types = [t for _, t in signature.params]
@@ -174,7 +207,7 @@ class Cpp(Language):
             branches.append("\n".join(lines))
         return (
             "\n// ---- codeeval driver (generated) ----\n"
-            + _ENCODERS
+            + self._encoders(signature.returns)
             + "static void codeeval_case(int i, std::string& o) {\n  switch (i) {\n"
             + "\n".join(branches)
             + "\n  }\n}\n"
@@ -193,6 +226,21 @@ class Cpp(Language):
             + "  }\n  return 0;\n}\n"
         )
 
+    def _encoders(self, returns: PyType) -> str:
+        tables = _tag_tables(returns)
+        if not tables:
+            return _ENCODERS.replace("@VARIANT_DECLARATION@", "").replace(
+                "@VARIANT_DEFINITION@", ""
+            )
+        text = _ENCODERS.replace("@VARIANT_DECLARATION@", _VARIANT_DECLARATION)
+        text = text.replace("@VARIANT_DEFINITION@", _VARIANT_DEFINITION)
+        specializations = "".join(
+            f"template <> struct tags<{name}> {{ static constexpr const char* names[] = "
+            f"{{{', '.join(map(json.dumps, families))}}}; }};\n"
+            for name, families in tables.items()
+        )
+        return f"#include <variant>\n{text}namespace codeeval_driver {{\n{specializations}}}\n"
+
     def build(self) -> Build:
         gxx = _gxx()
         return Build(
@@ -207,6 +255,17 @@ class Cpp(Language):
     def entry_defined(self, code: str, name: str) -> bool:
         pattern = rf"(?m)^[\w:<>,\s\*&]*[\w>&\*]\s+{re.escape(name)}\s*\([^;{{]*\)\s*\{{"
         return re.search(pattern, code) is not None
+
+
+def _tag_tables(returns: PyType) -> dict[str, tuple[str, ...]]:
+    """Each variant type the result holds, with its alternatives' families (the tags)."""
+    tables: dict[str, tuple[str, ...]] = {}
+    for t in unions_in(returns):
+        name = Cpp().type_name(t)
+        families = tuple(family(a) for a in t.args)
+        if tables.setdefault(name, families) != families:
+            raise Untranslatable(f"two Unions of the result are one C++ type, {name}")
+    return tables
 
 
 @lru_cache(maxsize=1)

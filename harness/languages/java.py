@@ -1,6 +1,7 @@
 """Java 17: ``long``/``Long`` for int, ``double``/``Double`` for float, ``String``,
-``ArrayList``, ``Optional``, ``HashMap``, and the records ``Pair``/``Triple``/``Quad`` (defined
-with the driver, in the same file) for tuples. The candidate's class is ``Problem``."""
+``ArrayList``, ``Optional``, ``HashMap``, the records ``Pair``/``Triple``/``Quad`` (defined
+with the driver, in the same file) for tuples, and ``Object`` for a Union (the candidate tells
+the alternatives apart with ``instanceof``). The candidate's class is ``Problem``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 
 from harness.languages.base import Build, Language, block_comment, escaped_string, float_text
 from harness.languages.translate import Signature
-from harness.languages.types import PyType, Untranslatable
+from harness.languages.types import PyType, Untranslatable, alternative_for
+from harness.languages.unions import unions_in
 
 IMPORTS = "import java.util.*;\nimport java.util.function.*;\nimport java.util.stream.*;\n"
 TUPLES = {2: "Pair", 3: "Triple", 4: "Quad"}
@@ -62,6 +64,70 @@ record Triple<A, B, C>(A first, B second, C third) {}
 record Quad<A, B, C, D>(A first, B second, C third, D fourth) {}
 """
 
+# Where the result's type holds a Union (an Object): the value is walked with its declared type
+# (``T``: a kind and its arguments) and each Union's value is sent as [family, value], the
+# alternative picked by the value's runtime class.
+_TYPED_ENCODER = r"""
+final class CodeevalTyped {
+    static final class T { final String k; final T[] a; T(String k, T... a) { this.k = k; this.a = a; } }
+    static void enc(StringBuilder o, Object v, T t) {
+        switch (t.k) {
+            case "union": tagged(o, v, t); return;
+            case "optional":
+                if (v instanceof java.util.Optional) { java.util.Optional<?> x = (java.util.Optional<?>) v; if (x.isPresent()) enc(o, x.get(), t.a[0]); else o.append("null"); return; }
+                if (v != null) { enc(o, v, t.a[0]); return; }
+                break;
+            case "list": case "vartuple":
+                if (v instanceof java.util.List) { o.append('['); boolean f = true; for (Object x : (java.util.List<?>) v) { if (!f) o.append(','); f = false; enc(o, x, t.a[0]); } o.append(']'); return; }
+                break;
+            case "dict":
+                if (v instanceof java.util.Map) { o.append('['); boolean f = true; for (java.util.Map.Entry<?, ?> e : ((java.util.Map<?, ?>) v).entrySet()) { if (!f) o.append(','); f = false; o.append('['); enc(o, e.getKey(), t.a[0]); o.append(','); enc(o, e.getValue(), t.a[1]); o.append(']'); } o.append(']'); return; }
+                break;
+            case "tuple": {
+                Object[] items = items(v);
+                if (items != null && items.length == t.a.length) { o.append('['); for (int i = 0; i < items.length; i++) { if (i > 0) o.append(','); enc(o, items[i], t.a[i]); } o.append(']'); return; }
+                break;
+            }
+            default: break;
+        }
+        CodeevalDriver.enc(o, v);
+    }
+    static Object[] items(Object v) {
+        if (v instanceof Pair) { Pair<?, ?> p = (Pair<?, ?>) v; return new Object[] {p.first(), p.second()}; }
+        if (v instanceof Triple) { Triple<?, ?, ?> p = (Triple<?, ?, ?>) v; return new Object[] {p.first(), p.second(), p.third()}; }
+        if (v instanceof Quad) { Quad<?, ?, ?, ?> p = (Quad<?, ?, ?, ?>) v; return new Object[] {p.first(), p.second(), p.third(), p.fourth()}; }
+        return null;
+    }
+    static String runtime(Object v) {
+        if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) return "int";
+        if (v instanceof Double || v instanceof Float) return "float";
+        if (v instanceof Boolean) return "bool";
+        if (v instanceof String) return "str";
+        if (v instanceof java.util.List) return "list";
+        if (v instanceof java.util.Map) return "dict";
+        if (items(v) != null) return "tuple";
+        return v == null ? "null" : "class " + v.getClass().getName();
+    }
+    static void tagged(StringBuilder o, Object v, T t) {
+        String kind = runtime(v);
+        for (T alt : t.a) {
+            String held = alt.k.equals("vartuple") ? "list" : alt.k;  // an ArrayList
+            if (held.equals(kind)) {
+                o.append(alt.k.equals("vartuple") ? "[\"tuple\"," : "[\"" + alt.k + "\",");
+                enc(o, v, alt); o.append(']'); return;
+            }
+        }
+        o.append('['); CodeevalDriver.str(o, kind); o.append(','); CodeevalDriver.enc(o, v); o.append(']');
+    }
+}
+"""
+
+
+def descriptor(t: PyType) -> str:
+    """``t`` as the Java expression of the typed encoder's ``T``."""
+    args = "".join(f", {descriptor(a)}" for a in t.args)
+    return f'new CodeevalTyped.T("{t.kind}"{args})'
+
 
 class Java(Language):
     name = "java"
@@ -91,6 +157,13 @@ class Java(Language):
         if kind == "dict":
             key, value = (self.type_name(a, True) for a in t.args)
             return f"HashMap<{key}, {value}>"
+        if kind == "union":
+            held = [a.kind.replace("vartuple", "list") for a in t.args]
+            if len(set(held)) != len(held):  # one runtime class for two alternatives
+                raise Untranslatable(f"Java's ArrayList cannot tell a list from a tuple in {t}")
+            for a in t.args:
+                self.type_name(a)
+            return "Object"
         raise Untranslatable(f"Java has no translation for {t}")
 
     def literal(self, value: Any, t: PyType) -> str:
@@ -100,6 +173,11 @@ class Java(Language):
             if value is None:
                 return f"Optional.<{inner}>empty()"
             return f"Optional.<{inner}>of({self.literal(value, t.args[0])})"
+        if kind == "union":
+            alt = alternative_for(value, t)
+            if alt is None:
+                raise Untranslatable(f"{value!r} is none of {t}"[:200])
+            return self.literal(value, alt)  # boxed into the Object the Union is
         if kind == "int":
             return "Long.MIN_VALUE" if value == -(2**63) else f"{value}L"
         if kind == "float":
@@ -134,6 +212,10 @@ class Java(Language):
 
     def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
         types = [t for _, t in signature.params]
+        typed = bool(unions_in(signature.returns))
+        encode, close = "CodeevalDriver.enc(o, ", ")"
+        if typed:  # tagged Union values: the encoder walks the declared type
+            encode, close = "CodeevalTyped.enc(o, ", ", Main.RETURNS)"
         branches = []
         for index, calls in enumerate(cases):
             lines = [f"            case {index}: {{"]
@@ -141,15 +223,21 @@ class Java(Language):
                 rendered = ", ".join(self.literal(a, t) for a, t in zip(args, types, strict=True))
                 separator = "" if number == 0 else "o.append(','); "
                 lines.append(
-                    f"                {separator}CodeevalDriver.enc(o, "
-                    f"(Object) Problem.{signature.name}({rendered}));"
+                    f"                {separator}{encode}"
+                    f"(Object) Problem.{signature.name}({rendered}){close};"
                 )
             lines.append("                break; }")
             branches.append("\n".join(lines))
         return (
             "\n// ---- codeeval driver (generated) ----\n"
             + _ENCODER
+            + (_TYPED_ENCODER if typed else "")
             + "final class Main {\n"
+            + (
+                f"    static final CodeevalTyped.T RETURNS = {descriptor(signature.returns)};\n"
+                if typed
+                else ""
+            )
             + "    static void run(int i, StringBuilder o) {\n        switch (i) {\n"
             + "\n".join(branches)
             + "\n        }\n    }\n"

@@ -1,5 +1,7 @@
 """Rust (edition 2021, rustc 1.63+): ``i64``, ``f64``, ``bool``, ``String``, ``Vec``, tuples,
-``Option`` and ``HashMap``. Works with rustup's toolchain under ``/root`` (bound back into the
+``Option``, ``HashMap``, and for a Union an enum the stub defines (``enum Value { Int(i64),
+Str(String) }``: one variant per alternative; the Unions of one signature share one enum where
+their alternatives agree). Works with rustup's toolchain under ``/root`` (bound back into the
 sandbox) and with Debian's ``rustc`` under ``/usr``."""
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ from typing import Any
 
 from harness.languages.base import Build, Language, doc_lines, escaped_string, float_text
 from harness.languages.translate import Signature
-from harness.languages.types import PyType, Untranslatable
+from harness.languages.types import PyType, Untranslatable, alternative_for, family, union
+from harness.languages.unions import unions_in
+
+VARIANTS = {"int": "Int", "float": "Float", "bool": "Bool", "str": "Str", "list": "List"}
+VARIANTS |= {"tuple": "Tuple", "dict": "Dict"}
+Enums = dict[PyType, tuple[str, PyType]]  # a Union -> its enum's name and the Union it holds
 
 _KEYWORDS = """as break const continue crate else enum extern false fn for if impl in let loop match
 mod move mut pub ref return self Self static struct super trait true type unsafe use where while
@@ -71,31 +78,44 @@ class Rust(Language):
     case_timeout_s = 5.0
     startup_s = 5.0
 
-    def type_name(self, t: PyType) -> str:
+    def type_name(self, t: PyType, enums: Enums | None = None) -> str:
+        enums = enum_names([t]) if enums is None else enums
         kind = t.kind
         simple = {"int": "i64", "float": "f64", "bool": "bool", "str": "String"}
         if kind in simple:
             return simple[kind]
         if kind in ("list", "vartuple"):
-            return f"Vec<{self.type_name(t.args[0])}>"
+            return f"Vec<{self.type_name(t.args[0], enums)}>"
         if kind == "tuple":
             if not 2 <= len(t.args) <= 4:
                 raise Untranslatable(
                     f"the Rust driver encodes tuples of 2-4 items, not {len(t.args)}"
                 )
-            return "(" + ", ".join(self.type_name(a) for a in t.args) + ")"
+            return "(" + ", ".join(self.type_name(a, enums) for a in t.args) + ")"
         if kind == "optional":
-            return f"Option<{self.type_name(t.args[0])}>"
+            return f"Option<{self.type_name(t.args[0], enums)}>"
         if kind == "dict":
-            if t.args[0].kind == "float":
-                raise Untranslatable("Rust's HashMap has no float keys")
-            return f"HashMap<{self.type_name(t.args[0])}, {self.type_name(t.args[1])}>"
+            if not hashable(t.args[0]):
+                raise Untranslatable(f"Rust's HashMap has no {t.args[0]} keys (not hashable)")
+            key, value = (self.type_name(a, enums) for a in t.args)
+            return f"HashMap<{key}, {value}>"
+        if kind == "union":
+            for a in t.args:
+                self.type_name(a, enums)
+            return enums[t][0]
         raise Untranslatable(f"Rust has no translation for {t}")
 
-    def literal(self, value: Any, t: PyType) -> str:
+    def literal(self, value: Any, t: PyType, enums: Enums | None = None) -> str:
+        enums = enum_names([t]) if enums is None else enums
         kind = t.kind
         if kind == "optional":
-            return "None" if value is None else f"Some({self.literal(value, t.args[0])})"
+            return "None" if value is None else f"Some({self.literal(value, t.args[0], enums)})"
+        if kind == "union":
+            alt = alternative_for(value, t)
+            if alt is None:
+                raise Untranslatable(f"{value!r} is none of {t}"[:200])
+            name = enums[t][0]
+            return f"{name}::{VARIANTS[family(alt)]}({self.literal(value, alt, enums)})"
         if kind == "int":
             return "i64::MIN" if value == -(2**63) else f"{value}i64"
         if kind == "float":
@@ -105,38 +125,79 @@ class Rust(Language):
         if kind == "str":
             return f"String::from({escaped_string(value, 'rust')})"
         if kind in ("list", "vartuple"):
-            return "vec![" + ", ".join(self.literal(v, t.args[0]) for v in value) + "]"
+            return "vec![" + ", ".join(self.literal(v, t.args[0], enums) for v in value) + "]"
         if kind == "tuple":
             return (
                 "("
-                + ", ".join(self.literal(v, a) for v, a in zip(value, t.args, strict=True))
+                + ", ".join(self.literal(v, a, enums) for v, a in zip(value, t.args, strict=True))
                 + ")"
             )
         if kind == "dict":
             if not value:
                 return "std::collections::HashMap::new()"
             items = ", ".join(
-                f"({self.literal(k, t.args[0])}, {self.literal(v, t.args[1])})"
+                f"({self.literal(k, t.args[0], enums)}, {self.literal(v, t.args[1], enums)})"
                 for k, v in value.items()
             )
             return f"std::collections::HashMap::from([{items}])"
         raise Untranslatable(f"Rust has no literal for {t}")
 
+    def check_types(self, signature: Signature) -> None:
+        enums = signature_enums(signature)
+        for _, t in signature.params:
+            self.type_name(t, enums)
+        self.type_name(signature.returns, enums)
+
     def stub(self, signature: Signature, doc: str) -> str:
-        params = ", ".join(f"{self.ident(n)}: {self.type_name(t)}" for n, t in signature.params)
-        returns = self.type_name(signature.returns)
+        enums = signature_enums(signature)
+        params = ", ".join(
+            f"{self.ident(n)}: {self.type_name(t, enums)}" for n, t in signature.params
+        )
+        returns = self.type_name(signature.returns, enums)
         comment = "".join(f"/// {line}".rstrip() + "\n" for line in doc_lines(doc))
-        uses = "use std::collections::HashMap;\n\n" if "HashMap" in params + returns else ""
-        return f"{uses}{comment}fn {signature.name}({params}) -> {returns} {{\n"
+        defined = self.enum_definitions(enums)
+        uses = (
+            "use std::collections::HashMap;\n\n" if "HashMap" in params + returns + defined else ""
+        )
+        return f"{uses}{defined}{comment}fn {signature.name}({params}) -> {returns} {{\n"
+
+    def enum_definitions(self, enums: Enums) -> str:
+        """The stub's enums: one variant per alternative (``Int(i64)``), with the derives the
+        alternatives allow (``Eq`` and ``Hash`` where it holds no float and no map)."""
+        out = []
+        for name, held in dict(enums.values()).items():
+            derives = "Debug, Clone, PartialEq" + (", Eq, Hash" if hashable(held) else "")
+            variants = "".join(
+                f"    {VARIANTS[family(a)]}({self.type_name(a, enums)}),\n" for a in held.args
+            )
+            out.append(f"#[derive({derives})]\nenum {name} {{\n{variants}}}\n\n")
+        return "".join(out)
+
+    def drop_defined(self, preamble: str, code: str) -> str:
+        """The stub's enums and ``use`` lines that a whole solution states itself are not
+        added again (Rust refuses a second definition of a name)."""
+        for name in re.findall(r"(?m)^enum (\w+) \{$", preamble):
+            if re.search(rf"\benum\s+{name}\b", code):
+                preamble = re.sub(
+                    rf"(?ms)^(#\[derive\([^\n]*\)\]\n)?enum {name} \{{\n.*?^\}}\n\n?", "", preamble
+                )
+        lines = [
+            line for line in preamble.split("\n") if not (line.startswith("use ") and line in code)
+        ]
+        return "\n".join(lines)
 
     def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
         types = [t for _, t in signature.params]
-        returns = self.type_name(signature.returns).replace("HashMap", "std::collections::HashMap")
+        enums = signature_enums(signature)
+        returns = self.type_name(signature.returns, enums)
+        returns = returns.replace("HashMap", "std::collections::HashMap")
         branches = []
         for index, calls in enumerate(cases):
             lines = [f"        {index} => {{"]
             for number, args in enumerate(calls):
-                rendered = ", ".join(self.literal(a, t) for a, t in zip(args, types, strict=True))
+                rendered = ", ".join(
+                    self.literal(a, t, enums) for a, t in zip(args, types, strict=True)
+                )
                 if number:
                     lines.append("            o.push(',');")
                 lines.append(
@@ -148,6 +209,7 @@ class Rust(Language):
         return (
             "\n// ---- codeeval driver (generated) ----\n"
             + _ENCODER
+            + _enum_encoders(enums)
             + "fn codeeval_case(i: usize, o: &mut String) {\n    match i {\n"
             + "\n".join(branches)
             + "\n        _ => {}\n    }\n}\n"
@@ -201,6 +263,48 @@ class Rust(Language):
 
     def entry_defined(self, code: str, name: str) -> bool:
         return re.search(rf"(?m)^\s*(?:pub\s+)?fn\s+{re.escape(name)}\b", code) is not None
+
+
+def enum_names(types: list[PyType]) -> Enums:
+    """Each Union in ``types`` with the enum that holds it: one ``Value`` for all of them where
+    no family has two payload types and no Union holds another, else ``Value``, ``Value2``..."""
+    found: list[PyType] = []
+    for t in types:
+        found += [u for u in unions_in(t) if u not in found]
+    if not found:
+        return {}
+    if not any(unions_in(a) for u in found for a in u.args):
+        try:
+            merged = union(found)
+            return {u: ("Value", merged) for u in found}
+        except Untranslatable:
+            pass  # e.g. Vec<i64> in one Union and Vec<String> in another
+    return {u: ("Value" if i == 0 else f"Value{i + 1}", u) for i, u in enumerate(found)}
+
+
+def signature_enums(signature: Signature) -> Enums:
+    return enum_names([*(t for _, t in signature.params), signature.returns])
+
+
+def hashable(t: PyType) -> bool:
+    """Whether ``t``'s Rust type can be a HashMap key (f64 and HashMap are not Hash)."""
+    return t.kind not in ("float", "dict") and all(hashable(a) for a in t.args)
+
+
+def _enum_encoders(enums: Enums) -> str:
+    """Each enum's encoder: its value as ``["family", value]`` (the variant names the family)."""
+    out = []
+    for name, held in dict(enums.values()).items():
+        arms = "".join(
+            f'        {name}::{VARIANTS[family(a)]}(x) => {{ o.push_str("[\\"{family(a)}\\","); '
+            "x.codeeval_enc(o); o.push(']'); }\n"
+            for a in held.args
+        )
+        out.append(
+            f"impl CodeevalEnc for {name} {{ fn codeeval_enc(&self, o: &mut String) {{\n"
+            f"    match self {{\n{arms}    }}\n}} }}\n"
+        )
+    return "".join(out)
 
 
 @lru_cache(maxsize=1)

@@ -6,7 +6,8 @@ driver calls the candidate with them; the expected values stay on the trusted si
 
 Types come from the prompt's annotations where there are any, unified with the types of the
 values the checks pass and the reference returns on them (MultiPL-E annotates by hand; MBPP has
-no annotations at all). The reference runs once, in a plain subprocess (it is the benchmark's
+no annotations at all); a place whose values have different types (or whose annotation says
+``Any``) gets the Union of their exact types (:mod:`harness.languages.unions`). The reference runs once, in a plain subprocess (it is the benchmark's
 own trusted code), and its results are kept in a :class:`~harness.memo.DiskMemo`.
 
 Anything that does not fit (a check that is not ``candidate(literals...)``, a value of a type
@@ -23,15 +24,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from harness.languages.types import (
-    PyType,
-    Untranslatable,
-    conforms,
-    from_annotation,
-    infer,
-    resolve,
-    unify,
-)
+from harness.languages.types import PyType, Untranslatable, conforms, from_annotation, resolve
+from harness.languages.unions import type_of_values
 from harness.memo import DiskMemo, source_version
 from harness.records import Problem
 
@@ -78,13 +72,14 @@ def translate(problem: Problem) -> Translation:
             _check_call(text, problem, len(names))
     evaluated = reference_results(problem, [(c.prelude, c.calls) for c in kept])
     calls: dict[str, tuple[tuple[Any, ...], ...]] = {}
-    types = [from_annotation(a.annotation) for a in function.args.args]
-    returns = from_annotation(function.returns)
     for case, per_case in zip(kept, evaluated, strict=True):
         calls[case.case_id] = tuple(args for args, _ in per_case)
-        for args, value in per_case:
-            types = [unify(t, infer(v)) for t, v in zip(types, args, strict=True)]
-            returns = unify(returns, infer(value))
+    every = [pair for per_case in evaluated for pair in per_case]
+    types = [
+        type_of_values((args[i] for args, _ in every), from_annotation(a.annotation))
+        for i, a in enumerate(function.args.args)
+    ]
+    returns = type_of_values((value for _, value in every), from_annotation(function.returns))
     params = tuple((n, resolve(t)) for n, t in zip(names, types, strict=True))
     signature = Signature(problem.entry_point, params, resolve(returns))
     for per_case in calls.values():

@@ -2,11 +2,13 @@
 
 A :class:`PyType` is what a benchmark value is, as far as a typed language needs to know:
 ``int``, ``float``, ``bool``, ``str``, ``list[T]``, fixed ``tuple[A, B, ...]``, variable
-``tuple[T, ...]`` (``vartuple``), ``dict[K, V]`` and ``Optional[T]``. Types come from a
-prompt's annotations (:func:`from_annotation`) or from values (:func:`infer`, :func:`unify`),
-as MultiPL-E does for benchmarks without annotations. :func:`decode` turns the plain JSON a
-driver sent back into the Python value the benchmark's check expects, strictly: a value of the
-wrong shape is an error, never a silent coercion the check would then accept.
+``tuple[T, ...]`` (``vartuple``), ``dict[K, V]``, ``Optional[T]`` and ``Union[A, B, ...]``
+(values of different types in one place; at most one alternative of each :func:`family`).
+Types come from a prompt's annotations (:func:`from_annotation`) or from values (:func:`infer`,
+:func:`unify`; :mod:`harness.languages.unions` where one place holds different types), as
+MultiPL-E does for benchmarks without annotations. :func:`decode` turns the plain JSON a driver
+sent back into the Python value the benchmark's check expects, strictly: a value of the wrong
+shape is an error, never a silent coercion the check would then accept.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ class DecodeError(ValueError):
 
 @dataclass(frozen=True)
 class PyType:
-    kind: str  # int float bool str none list tuple vartuple dict optional unknown
+    # int float bool str none list tuple vartuple dict optional union unknown any
+    kind: str
     args: tuple[PyType, ...] = ()
 
     def __str__(self) -> str:
@@ -37,20 +40,28 @@ class PyType:
             return f"tuple[{self.args[0]}, ...]"
         if self.kind == "optional":
             return f"Optional[{self.args[0]}]"
+        if self.kind == "union":
+            return f"Union[{', '.join(map(str, self.args))}]"
+        if self.kind == "any":
+            return "Any"
         if self.args:
             return f"{self.kind}[{', '.join(map(str, self.args))}]"
         return self.kind
 
     @property
     def complete(self) -> bool:
-        """No ``unknown`` or bare ``none`` left anywhere inside."""
-        if self.kind in ("unknown", "none"):
+        """No ``unknown``, ``Any`` or bare ``none`` left anywhere inside."""
+        if self.kind in ("unknown", "none", "any"):
             return False
         return all(a.complete for a in self.args)
 
 
 INT, FLOAT, BOOL, STR = PyType("int"), PyType("float"), PyType("bool"), PyType("str")
-NONE, UNKNOWN = PyType("none"), PyType("unknown")
+NONE, UNKNOWN, ANY = PyType("none"), PyType("unknown"), PyType("any")
+
+# The families a Union keeps apart, in the order its alternatives are listed. A family is what
+# a driver's type tag names: a fixed and a variable tuple are one family (they unify).
+FAMILIES = ("int", "float", "bool", "str", "list", "tuple", "dict")
 
 
 def list_of(t: PyType) -> PyType:
@@ -61,17 +72,65 @@ def optional(t: PyType) -> PyType:
     return t if t.kind in ("optional", "none") else PyType("optional", (t,))
 
 
-_NAMES = {"int": INT, "float": FLOAT, "bool": BOOL, "str": STR, "None": NONE}
+def family(t: PyType) -> str:
+    """The tag of ``t``'s values inside a Union: its kind, ``tuple`` for either tuple."""
+    return "tuple" if t.kind == "vartuple" else t.kind
+
+
+def union(alternatives: list[PyType] | tuple[PyType, ...]) -> PyType:
+    """The Union of ``alternatives``: nested Unions flattened, None made Optional, one
+    alternative left alone. Two different alternatives of one family are Untranslatable here
+    (:func:`harness.languages.unions.merge` joins them first where values are concerned)."""
+    flat: list[PyType] = []
+    has_none = False
+    pending = list(alternatives)
+    while pending:
+        t = pending.pop(0)
+        if t.kind == "any":
+            return ANY
+        if t.kind in ("union", "optional"):
+            has_none = has_none or t.kind == "optional"
+            pending[:0] = t.args
+        elif t.kind == "none":
+            has_none = True
+        elif t.kind != "unknown" and t not in flat:
+            flat.append(t)
+    families = [family(t) for t in flat]
+    if len(set(families)) != len(families):
+        raise Untranslatable(f"Union of {', '.join(map(str, flat))}: two of one kind")
+    flat.sort(key=lambda t: FAMILIES.index(family(t)))
+    if not flat:
+        return NONE
+    single = flat[0] if len(flat) == 1 else PyType("union", tuple(flat))
+    return optional(single) if has_none else single
+
+
+def alternative_for(value: Any, t: PyType) -> PyType | None:
+    """The alternative of Union ``t`` that ``value`` is (an int fits a float alternative)."""
+    by_family = {family(a): a for a in t.args}
+    kind = type(value)
+    if kind is int:
+        return by_family.get("int") or by_family.get("float")
+    names = {bool: "bool", float: "float", str: "str", tuple: "tuple", dict: "dict"}
+    if kind is list:
+        alt = by_family.get("list") or by_family.get("tuple")
+        return alt if alt is None or alt.kind != "tuple" else None
+    return by_family.get(names[kind]) if kind in names else None
+
+
+_NAMES = {"int": INT, "float": FLOAT, "bool": BOOL, "str": STR, "None": NONE, "Any": ANY}
 _GENERIC = {"List": "list", "list": "list", "Tuple": "tuple", "tuple": "tuple"}
-_GENERIC |= {"Dict": "dict", "dict": "dict", "Optional": "optional"}
+_GENERIC |= {"Dict": "dict", "dict": "dict", "Optional": "optional", "Union": "union"}
 
 
 def from_annotation(node: ast.expr | None) -> PyType:
-    """The type an annotation names (``UNKNOWN`` for none); Untranslatable for Any, Union..."""
+    """The type an annotation names (``UNKNOWN`` for none); Untranslatable for what has none."""
     if node is None:
         return UNKNOWN
     if isinstance(node, ast.Constant) and node.value is None:
         return NONE
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # int | str
+        return union([from_annotation(node.left), from_annotation(node.right)])
     if isinstance(node, ast.Name):
         if node.id in _NAMES:
             return _NAMES[node.id]
@@ -93,6 +152,8 @@ def from_annotation(node: ast.expr | None) -> PyType:
         args = tuple(from_annotation(e) for e in elts)
         if kind == "optional":
             return optional(args[0])
+        if kind == "union":
+            return union(args)
         if (kind == "list" and len(args) != 1) or (kind == "dict" and len(args) != 2):
             raise Untranslatable(f"type {ast.unparse(node)} has the wrong number of arguments")
         return PyType(kind, args)
@@ -161,7 +222,7 @@ def unify(a: PyType, b: PyType) -> PyType:
 
 def resolve(t: PyType) -> PyType:
     """Fill what the values left open: an element never seen is ``int`` (MultiPL-E's choice)."""
-    if t.kind == "unknown":
+    if t.kind in ("unknown", "any"):
         return INT
     if t.kind == "none":
         raise Untranslatable("a value that is always None")
@@ -173,6 +234,9 @@ def conforms(value: Any, t: PyType) -> bool:
     kind = t.kind
     if kind == "optional":
         return value is None or conforms(value, t.args[0])
+    if kind == "union":
+        alt = alternative_for(value, t)
+        return alt is not None and conforms(value, alt)
     if kind == "int":
         return type(value) is int and -(2**63) <= value < 2**63
     if kind == "float":
@@ -202,12 +266,16 @@ def decode(data: Any, t: PyType, where: str = "value") -> Any:
     """The Python value of type ``t`` that a driver's JSON ``data`` stands for.
 
     Drivers send lists for lists and tuples, ``[[key, value], ...]`` for dicts, ``null`` for
-    an empty Optional, and numbers for numbers (JavaScript has only one kind: an integral
-    float is accepted for ``int``).
+    an empty Optional, numbers for numbers (JavaScript has only one kind: an integral float is
+    accepted for ``int``) and ``[family, value]`` for a Union's value: the tag picks the
+    alternative, and the value must then decode as that alternative, so a tag that lies is an
+    error, never a value of another type.
     """
     kind = t.kind
     if kind == "optional":
         return None if data is None else decode(data, t.args[0], where)
+    if kind == "union":
+        return _decode_tagged(data, t, where)
     if kind == "int":
         if type(data) is int:
             return data
@@ -248,6 +316,18 @@ def decode(data: Any, t: PyType, where: str = "value") -> Any:
             out[decode(pair[0], t.args[0], f"{where} key")] = decode(pair[1], t.args[1], where)
         return out
     raise DecodeError(f"{where}: no decoding for type {t}")
+
+
+def _decode_tagged(data: Any, t: PyType, where: str) -> Any:
+    if type(data) is not list or len(data) != 2 or type(data[0]) is not str:
+        raise DecodeError(f"{where}: expected a tagged {t} value [kind, value], got {data!r}"[:200])
+    by_family = {family(a): a for a in t.args}
+    alt = by_family.get(data[0])
+    if alt is None and data[0] == "int":
+        alt = by_family.get("float")  # an int where a float is declared, as Python's == takes it
+    if alt is None:
+        raise DecodeError(f"{where}: a value tagged {data[0]!r} where {t} is declared"[:200])
+    return decode(data[1], alt, where)
 
 
 def parse_type(text: str) -> PyType:
