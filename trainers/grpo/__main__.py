@@ -1,4 +1,8 @@
-"""``python -m trainers.grpo --config configs/grpo_he.yaml [--override key=value ...]``."""
+"""``python -m trainers.grpo --config configs/grpo_he.yaml [--override key=value ...]``.
+
+Also under ``accelerate launch --multi_gpu --num_processes N -m trainers.grpo ...`` or
+``torchrun --nproc_per_node N -m trainers.grpo ...`` (TRL's own accelerate support).
+"""
 
 from __future__ import annotations
 
@@ -17,10 +21,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"trainers.grpo: {exc}", file=sys.stderr)
         return 2
+    from trainers.common import distributed
     from trainers.grpo.trainer import train
 
     metrics = train(config)
-    print(json.dumps({"output_dir": config.output.dir, **metrics}, default=str))
+    if distributed.env_world().is_main:  # one summary line, not one per process
+        print(json.dumps({"output_dir": config.output.dir, **metrics}, default=str))
+    distributed.shutdown()
     return 0
 
 

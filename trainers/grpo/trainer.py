@@ -4,6 +4,12 @@ The policy comes from the shared infrastructure (``trainers.common.policy``: the
 ``harness.models.load_model`` with a LoRA adapter on the frozen base); TRL does the sampling,
 group advantages, clipped loss, KL and checkpoints. Each logged step also goes to
 ``<output.dir>/metrics.jsonl`` through the shared metrics logger.
+
+Several processes (``accelerate launch``/``torchrun``) are TRL's own business: its
+``Accelerator`` wraps the policy in DDP, each process samples and scores (in its own sandbox)
+``prompts_per_step`` prompts per step, and the main process logs and saves. What is ours is
+``use_cpu`` for the device the policy is really on: without it a CPU-only machine counts one
+process (see :func:`to_trl_args`).
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ def to_trl_args(config: GRPORunConfig) -> Any:
     """TRL's ``GRPOConfig`` for our config (every mapped field is named here)."""
     from trl import GRPOConfig
 
+    from trainers.common.policy import resolve_device
+
     g, out, log, model = config.grpo, config.output, config.logging, config.model
     report_to = [
         name for name, on in (("tensorboard", log.tensorboard), ("wandb", log.wandb)) if on
@@ -78,7 +86,10 @@ def to_trl_args(config: GRPORunConfig) -> Any:
         report_to=report_to or "none",
         run_name=log.run_name,
         disable_tqdm=not log.progress_bar,
-        use_cpu=model.device == "cpu",
+        # The device the policy is on (``auto``: accelerate's choice). transformers resets
+        # accelerate's state here, and without use_cpu a CPU-only machine under torchrun
+        # counts one process: every rank would then train alone, without averaging.
+        use_cpu=resolve_device(model.device).type == "cpu",
         bf16=model.dtype == "bfloat16",
         fp16=model.dtype == "float16",
         dataloader_num_workers=0,
@@ -121,7 +132,12 @@ def build_trainer(
     """Everything a GRPO run needs; ``problems``/``reward_fn``/``policy`` replace the defaults."""
     from trl import GRPOTrainer
 
+    from trainers.common import distributed
     from trainers.common.policy import create_policies
+
+    # Join the launcher's group as MAGRPO and PPO do: it checks accelerate counts every process
+    # and warns when accelerate's plain launcher started only one on a machine without GPUs.
+    place = distributed.init_distributed()
 
     if problems is None:
         train, evals = load_problems(config)
@@ -144,6 +160,7 @@ def build_trainer(
         tensorboard=False,  # TRL reports to TensorBoard/W&B itself (report_to)
         wandb=False,
         config=to_dict(config),
+        enabled=place.is_main,
     )
     trainer = GRPOTrainer(
         model=policy.model,
