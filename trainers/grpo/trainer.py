@@ -7,9 +7,10 @@ group advantages, clipped loss, KL and checkpoints. Each logged step also goes t
 
 Several processes (``accelerate launch``/``torchrun``) are TRL's own business: its
 ``Accelerator`` wraps the policy in DDP, each process samples and scores (in its own sandbox)
-``prompts_per_step`` prompts per step, and the main process logs and saves. What is ours is
-``use_cpu`` for the device the policy is really on: without it a CPU-only machine counts one
-process (see :func:`to_trl_args`).
+``prompts_per_step`` prompts per step, and the main process logs and saves. Two things are ours:
+``use_cpu`` for the device the policy is really on (without it a CPU-only machine counts one
+process, see :func:`to_trl_args`), and a seed before the adapter is made, so every rank (and
+every run) starts from the same parameters.
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ def build_trainer(
     from trl import GRPOTrainer
 
     from trainers.common import distributed
+    from trainers.common.checkpoint import seed_everything
     from trainers.common.policy import create_policies
 
     # Join the launcher's group as MAGRPO and PPO do: it checks accelerate counts every process
@@ -152,6 +154,9 @@ def build_trainer(
             evaluate_kwargs=config.reward.evaluate_kwargs(),  # workers, executor (local/ray)
         )
     if policy is None:
+        # Seeded first: the adapter's random init is then the same on every run and every rank
+        # (TRL seeds only once the model exists; DDP would hide the difference across ranks).
+        seed_everything(config.seed)
         policy = create_policies(config.model, ["policy"], with_reference=config.grpo.beta > 0)[0]
     policy.activate()
     Path(config.output.dir).mkdir(parents=True, exist_ok=True)
