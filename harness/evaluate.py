@@ -95,6 +95,10 @@ def evaluate(
         raise ValueError(
             f"samples name tasks that are not among the problems: {', '.join(unknown[:5])}"
         )
+    if reward_config is not None:  # its allow-list joins each problem's (harness.deps)
+        from harness.deps.resolve import apply_run_dependencies, reward_dependencies
+
+        problems = apply_run_dependencies(problems, *reward_dependencies(reward_config))
     if reward_config is not None and reward_config.memory_limit:
         memory_mb = reward_config.memory_limit  # the reward's evaluation limits bind the sandbox
     cap = reward_config.test_timeout if reward_config is not None else None

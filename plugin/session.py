@@ -63,6 +63,7 @@ class EvalSession:
         problems = only_for(problems, {s.task_id for s in samples})
         reward = config.getoption("llm_reward")
         reward_config = _reward_config(reward)
+        problems = _with_reward_dependencies(problems, reward, reward_config)
         # A reward config's evaluation limits apply to the sandbox too.
         memory_mb = getattr(reward_config, "memory_limit", None) or config.getoption(
             "llm_memory_mb"
@@ -352,6 +353,18 @@ def _reward_config(reward: str | None) -> Any:
     try:
         return load_reward_config(reward)
     except (OSError, ValueError) as exc:
+        raise pytest.UsageError(f"--llm-reward {reward}: {exc}") from None
+
+
+def _with_reward_dependencies(problems: list[Problem], reward: Any, config: Any) -> list[Problem]:
+    """The reward config's allow-list added to each problem's (harness.deps.resolve): each
+    problem runs with its overlay, or is a data defect naming `codeeval deps fetch`."""
+    from harness.deps.resolve import apply_run_dependencies, reward_dependencies
+
+    allowed, source = reward_dependencies(config)
+    try:
+        return apply_run_dependencies(problems, allowed, source)
+    except ValueError as exc:  # the suite and the reward config pin a module differently
         raise pytest.UsageError(f"--llm-reward {reward}: {exc}") from None
 
 

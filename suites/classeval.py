@@ -12,9 +12,11 @@ signature, docstring, dependencies and test class. Known data defects (tests tha
 libraries not installed here, skeletons that do not parse, references that pass only by chance)
 are listed in ``Problem.defects``.
 
-``DEPENDENCIES`` is the suite's allow-list of third-party modules (harness.deps): once
-``codeeval deps fetch classeval`` has installed them, a problem that imports one runs with the
-overlay on its sandbox's ``sys.path`` (``metadata["deps_overlay"]``) instead of being a defect.
+``DEPENDENCIES`` is the suite's allow-list of third-party modules (harness.deps): the problems
+whose tests or reference import one of them carry it (``metadata["dependencies"]``), and once
+``codeeval deps fetch classeval`` has installed them such a problem runs with the overlay on
+its sandbox's ``sys.path`` (``metadata["deps_overlay"]``, harness.deps.resolve) instead of
+being a defect.
 """
 
 from __future__ import annotations
@@ -25,11 +27,10 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
-from harness.deps.overlay import fetch_hint
+from harness.deps.resolve import resolve
 from harness.records import CheckCase, Problem
 from suites.coophumaneval import SuiteDataError, find_local_file
 from suites.defects import missing_modules
@@ -182,15 +183,13 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
     except SyntaxError as exc:
         defects.append(f"{where}: field 'solution_code' does not parse: line {exc.lineno}")
     missing = missing_modules([record["test"], record["solution_code"]])
-    overlay = _overlay() if set(missing) & set(DEPENDENCIES) else None
-    if overlay is not None:  # fetched: importable in the sandbox from the overlay
-        missing = [m for m in missing if PathFinder.find_spec(m, [str(overlay)]) is None]
-    if missing:
-        unfetched = [m for m in missing if m in DEPENDENCIES]
-        hint = f" (allowed: run `{fetch_hint(SUITE)}` to fetch them)" if unfetched else ""
-        defects.append(
-            f"{where}: tests need modules not installed here: {', '.join(missing)}{hint}"
-        )
+    # Allowed modules: the overlay or a defect naming the command (harness.deps.resolve).
+    needs = [m for m in missing if m in DEPENDENCIES]
+    others = [m for m in missing if m not in DEPENDENCIES]
+    if others:
+        defects.append(f"{where}: tests need modules not installed here: {', '.join(others)}")
+    if needs:
+        _overlay()  # says once when the overlay is not fetched
 
     known = KNOWN_DEFECTS.get(record["task_id"])
     if known and known[1]():
@@ -222,7 +221,8 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
         for i, name in enumerate(test_classes)
     )
     methods = [method_info(m) for m in record.get("methods_info") or ()]
-    return Problem(
+    needed = {"dependencies": DEPENDENCIES, "dependencies_source": where, "deps_needs": needs}
+    problem = Problem(
         suite=SUITE,
         task_id=record["task_id"],
         prompt=record["skeleton"],
@@ -233,7 +233,7 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
         candidate_names=(class_name,),
         defects=tuple(defects),
         metadata={
-            **({"deps_overlay": str(overlay)} if overlay is not None else {}),
+            **(needed if needs else {}),
             "class_name": class_name,
             "methods": methods,
             "test_classes": test_classes,
@@ -243,6 +243,7 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
             "fields": list(record.get("fields") or ()),
         },
     )
+    return resolve(problem) if needs else problem
 
 
 def _overlay() -> Path | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 
 def parse_error(code: str, what: str) -> str | None:
@@ -61,7 +61,13 @@ def missing_modules(sources: Iterable[str]) -> list[str]:
     return missing
 
 
-def missing_module_defects(sources: Iterable[str], what: str) -> list[str]:
+def missing_module_defects(
+    sources: Iterable[str], what: str, allowed: Collection[str] = ()
+) -> list[str]:
+    """A defect per module ``sources`` import that is not installed; modules on the problem's
+    allow-list (``allowed``) are left to harness.deps.resolve (fetched or not)."""
     return [
-        f"{what} need module {name!r}, which is not installed" for name in missing_modules(sources)
+        f"{what} need module {name!r}, which is not installed"
+        for name in missing_modules(sources)
+        if name not in allowed
     ]

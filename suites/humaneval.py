@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +46,17 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def problem_from_record(
-    record: Mapping[str, Any], suite: str, extra_metadata: Mapping[str, Any] | None = None
+    record: Mapping[str, Any],
+    suite: str,
+    extra_metadata: Mapping[str, Any] | None = None,
+    allowed: Collection[str] = (),
 ) -> Problem:
     """A :class:`Problem` from a HumanEval-shaped record (fields already validated).
 
     The reference is ``prompt + canonical_solution`` (empty when there is none). A test that
     cannot be split, a reference that does not parse, or imports of modules that are not
-    installed become ``defects``.
+    installed become ``defects`` (except the modules in ``allowed``, the problem's own
+    allow-list: harness.deps.resolve decides about those).
     """
     prompt = str(record["prompt"])
     test = str(record["test"])
@@ -72,9 +76,9 @@ def problem_from_record(
         problem = parse_error(reference, "reference solution")
         if problem:
             defects.append(problem)
-    defects += missing_module_defects([test], "tests")
+    defects += missing_module_defects([test], "tests", allowed)
     if reference:
-        defects += missing_module_defects([reference], "reference solution")
+        defects += missing_module_defects([reference], "reference solution", allowed)
     metadata: dict[str, Any] = {"test_source": test, "prompt_kind": "code"}
     metadata.update(extra_metadata or {})
     return Problem(

@@ -2,8 +2,11 @@
 
 One JSON object per line with ``task_id``, ``prompt``, ``entry_point`` and ``test`` (a module
 defining ``def check(candidate):``), all strings, and optionally ``canonical_solution`` (the body
-that continues the prompt). A malformed line raises :class:`JsonlSuiteError` naming the file,
-the line and the field; so does a repeated ``task_id``.
+that continues the prompt) and ``dependencies``: the third-party modules the problem's
+programs, tests and reference may import, each pinned (``{"bs4": "beautifulsoup4==4.12.3"}``,
+harness.deps). ``codeeval deps fetch jsonl:PATH`` installs them; until then the problem is a
+data defect naming that command. A malformed line raises :class:`JsonlSuiteError` naming the
+file, the line and the field; so does a repeated ``task_id``.
 """
 
 from __future__ import annotations
@@ -13,8 +16,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness.deps.pins import PinError
+from harness.deps.resolve import resolve
+from harness.deps.sources import FIELD as DEPENDENCIES
+from harness.deps.sources import check_entries
 from harness.records import Problem
-from suites.defects import parse_error
+from suites.defects import missing_modules, parse_error
 from suites.humaneval import problem_from_record
 from suites.registry import SuiteError
 
@@ -52,12 +59,21 @@ def load_jsonl(path: str | Path, suite: str | None = None) -> list[Problem]:
                 file, number, "task_id", f"{task_id!r} repeats line {seen[task_id]}"
             )
         seen[task_id] = number
-        problems.append(
-            problem_from_record(record, suite, {"source_file": file, "source_line": number})
-        )
+        problems.append(_problem(record, suite, file, number))
     if not problems:
         raise JsonlSuiteError(file, 0, None, "holds no problems")
     return problems
+
+
+def _problem(record: dict[str, Any], suite: str, file: str, number: int) -> Problem:
+    extra: dict[str, Any] = {"source_file": file, "source_line": number}
+    own = record.get(DEPENDENCIES) or {}
+    if not own:
+        return problem_from_record(record, suite, extra)
+    reference = record["prompt"] + (record.get("canonical_solution") or "")
+    needs = [m for m in missing_modules([record["test"], reference]) if m in own]
+    extra.update(dependencies=own, dependencies_source=f"{file}:{number}", deps_needs=needs)
+    return resolve(problem_from_record(record, suite, extra, allowed=own))
 
 
 def _parse_line(raw: bytes, file: str, number: int) -> dict[str, Any]:
@@ -87,6 +103,11 @@ def _parse_line(raw: bytes, file: str, number: int) -> dict[str, Any]:
             raise JsonlSuiteError(
                 file, number, field, f"expected a string, got {type(record[field]).__name__}"
             )
+    if record.get(DEPENDENCIES) is not None:
+        try:
+            record[DEPENDENCIES] = check_entries(record[DEPENDENCIES])
+        except PinError as exc:
+            raise JsonlSuiteError(file, number, DEPENDENCIES, str(exc)) from None
     if not record["entry_point"].isidentifier():
         raise JsonlSuiteError(
             file, number, "entry_point", f"{record['entry_point']!r} is not a Python name"

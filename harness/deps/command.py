@@ -3,38 +3,28 @@
 ```
 codeeval deps fetch classeval                        # from PyPI (the network)
 codeeval deps fetch classeval --find-links WHEELS --no-index   # offline, from a wheel folder
+codeeval deps fetch jsonl:ours.jsonl                 # the `dependencies` of each problem
+codeeval deps fetch jsonl:ours.jsonl --reward r.yaml # ... each merged with the reward's list
 codeeval deps fetch --allowlist deps.txt             # an allow-list file of your own
 codeeval deps show classeval                         # the allow-list and where its overlay is
 ```
+
+A run merges each Python problem's own allow-list with its reward config's
+(:mod:`harness.deps.resolve`); the fetch installs exactly those merged lists, one overlay each.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
 from harness.deps.fetch import FetchError, fetch
 from harness.deps.overlay import deps_root, overlay_dir, read_marker, ready_site
-from harness.deps.pins import PinError, check_allowlist, read_allowlist
-
-ATTRIBUTE = "DEPENDENCIES"  # a suite module's allow-list (import name -> dist==version)
-
-
-def suite_allowlist(name: str) -> dict[str, str]:
-    """The allow-list a registered suite declares (empty: it needs no third-party modules)."""
-    from suites import registry
-
-    key = name.lower()
-    loader = registry._REGISTRY.get(registry._ALIASES.get(key, key))
-    if loader is None:
-        known = ", ".join(registry.known_suites())
-        raise PinError(f"unknown suite {name!r} (known: {known})")
-    module_name = loader.split(":", 1)[0] if isinstance(loader, str) else loader.__module__
-    module = importlib.import_module(module_name)
-    return check_allowlist(getattr(module, ATTRIBUTE, {}), f"{module_name}.{ATTRIBUTE}")
+from harness.deps.pins import PinError, read_allowlist
+from harness.deps.sources import fetch_lists, suite_allowlists
 
 
 def add_deps_parser(sub: Any) -> None:
@@ -47,9 +37,20 @@ def add_deps_parser(sub: Any) -> None:
     inner = deps.add_subparsers(dest="deps_command", required=True)
     for verb, text in (("fetch", "install into the overlay"), ("show", "print the allow-list")):
         cmd = inner.add_parser(verb, help=text)
-        cmd.add_argument("suites", nargs="*", help="suites whose DEPENDENCIES to use")
+        cmd.add_argument(
+            "suites",
+            nargs="*",
+            help="suites whose allow-lists to use (a registered suite's DEPENDENCIES, or "
+            "jsonl:PATH: each problem's `dependencies`)",
+        )
         cmd.add_argument(
             "--allowlist", type=Path, help="an allow-list file ('import_name: dist==version')"
+        )
+        cmd.add_argument(
+            "--reward",
+            metavar="CONFIG",
+            help="a reward config (YAML or preset) whose `dependencies` a run adds to each "
+            "problem's: fetch the merged lists the run will use",
         )
         cmd.add_argument(
             "--root", type=Path, help="overlay root (default: $CODEEVAL_DEPS_DIR or the cache)"
@@ -62,12 +63,28 @@ def add_deps_parser(sub: Any) -> None:
 
 
 def _allowlists(args: argparse.Namespace) -> list[tuple[str, dict[str, str]]]:
-    lists = [(name, suite_allowlist(name)) for name in args.suites]
+    run: dict[str, str] = {}
+    run_source = ""
+    if args.reward:
+        from harness.reward import RewardConfigError, load_reward_config
+
+        try:
+            config = load_reward_config(args.reward)
+        except (RewardConfigError, OSError) as exc:
+            raise PinError(f"--reward {args.reward}: {exc}") from None
+        run, run_source = dict(config.dependencies), config.source
+    lists = [item for name in args.suites for item in suite_allowlists(name)]
     if args.allowlist:
         lists.append((str(args.allowlist), read_allowlist(args.allowlist)))
-    if not lists:
-        raise PinError("name a suite (e.g. classeval) or give --allowlist FILE")
-    return lists
+    if not lists and not args.reward:
+        raise PinError("name a suite (e.g. classeval, jsonl:PATH) or give --allowlist FILE")
+    if not lists:  # a reward config alone: its own list
+        lists = [("", {})]
+    merged = fetch_lists(lists, run, run_source)
+    if not merged:
+        names = ", ".join([*args.suites, *([str(args.allowlist)] if args.allowlist else [])])
+        print(f"{names or args.reward}: allows no third-party modules")
+    return merged
 
 
 def run_deps(args: argparse.Namespace) -> int:
@@ -79,9 +96,6 @@ def run_deps(args: argparse.Namespace) -> int:
     root = args.root.resolve() if args.root else deps_root()
     status = 0
     for name, allowlist in lists:
-        if not allowlist:
-            print(f"{name}: allows no third-party modules")
-            continue
         if args.deps_command == "show":
             site = ready_site(allowlist, root)
             where = site or f"{overlay_dir(allowlist, root)} (not fetched)"
@@ -105,4 +119,11 @@ def run_deps(args: argparse.Namespace) -> int:
         marker = read_marker(site.parent) or {}
         installed = ", ".join(marker.get("installed", [])) or "?"
         print(f"{name}: {site} ({installed})")
+        lacking = [m for m in allowlist if PathFinder.find_spec(m, [str(site)]) is None]
+        if lacking:  # an import name the pinned distribution does not provide
+            print(
+                f"codeeval deps fetch: {name}: warning: {', '.join(lacking)} cannot be imported "
+                "from the overlay: check the allow-list's import names",
+                file=sys.stderr,
+            )
     return status

@@ -5,8 +5,9 @@ An allow-list maps a top-level import name to one exactly pinned distribution::
     bs4: beautifulsoup4==4.12.3
     docx: python-docx==1.1.2
 
-A suite declares it as a dict (``suites.classeval.DEPENDENCIES``); a file holds one entry per
-line (``#`` starts a comment). Only ``==`` pins are accepted: a run must see the same code
+A suite declares it as a dict (``suites.classeval.DEPENDENCIES``), a JSONL problem in its
+``dependencies`` field, a reward config in its ``dependencies`` key (harness.deps.sources); a
+file holds one entry per line (``#`` starts a comment). Only ``==`` pins are accepted: a run must see the same code
 every time, and the overlay folder is named after the pins (:mod:`harness.deps.overlay`).
 """
 
@@ -40,6 +41,16 @@ def parse_requirement(text: str, where: str) -> str:
     return f"{canonicalize_name(req.name)}=={specs[0].version}"
 
 
+def check_entry(name: object, requirement: object) -> str:
+    """One entry's canonical pin; a :class:`PinError` says what is wrong (the caller adds
+    where: the file, line and field)."""
+    if not isinstance(name, str) or not _IMPORT_NAME.fullmatch(name):
+        raise PinError(f"import name {name!r} is not a top-level module name")
+    if not isinstance(requirement, str):
+        raise PinError(f"{name}: the pin must be a string, got {requirement!r}")
+    return parse_requirement(requirement, name)
+
+
 def check_allowlist(entries: Mapping[str, str], where: str) -> dict[str, str]:
     """A validated allow-list (import name -> canonical pin), sorted by import name.
 
@@ -49,15 +60,38 @@ def check_allowlist(entries: Mapping[str, str], where: str) -> dict[str, str]:
     out: dict[str, str] = {}
     versions: dict[str, str] = {}
     for name, requirement in entries.items():
-        if not isinstance(name, str) or not _IMPORT_NAME.fullmatch(name):
-            raise PinError(f"{where}: import name {name!r} is not a top-level module name")
-        if not isinstance(requirement, str):
-            raise PinError(f"{where}: {name}: the pin must be a string, got {requirement!r}")
-        pin = parse_requirement(requirement, f"{where}: {name}")
+        try:
+            pin = check_entry(name, requirement)
+        except PinError as exc:
+            raise PinError(f"{where}: {exc}") from None
         dist, version = pin.split("==", 1)
         if versions.setdefault(dist, version) != version:
             raise PinError(f"{where}: {name}: {dist} is pinned to two versions")
         out[name] = pin
+    return dict(sorted(out.items()))
+
+
+def merge_allowlists(*lists: tuple[str, Mapping[str, str]]) -> dict[str, str]:
+    """The union of ``(source, allow-list)`` pairs (a suite's and a reward config's). An
+    import name or a distribution pinned differently by two of them is a :class:`PinError`
+    that names both sources."""
+    out: dict[str, str] = {}
+    named_by: dict[str, str] = {}
+    dists: dict[str, tuple[str, str]] = {}  # distribution -> (version, source)
+    for source, entries in lists:
+        for name, requirement in check_allowlist(entries, source).items():
+            if name in out and out[name] != requirement:
+                raise PinError(
+                    f"{source}: {name}: pinned to {requirement}, but {named_by[name]} pins "
+                    f"it to {out[name]}: one run has one version of each module"
+                )
+            dist, version = requirement.split("==", 1)
+            seen = dists.setdefault(dist, (version, source))
+            if seen[0] != version:
+                raise PinError(
+                    f"{source}: {name}: {dist}=={version}, but {seen[1]} pins {dist}=={seen[0]}"
+                )
+            out[name], named_by[name] = requirement, named_by.get(name, source)
     return dict(sorted(out.items()))
 
 

@@ -10,6 +10,9 @@ an ``aggregator`` given by dotted path (``pkg.mod:func``), plus its parameters::
     sandbox_slice: 1            # failed cases feedback may show: N first, -N last, "all", 0 none
     analyzers: [radon]          # extra analyzers to run (added to the preset's own)
     params: {...}               # free-form, handed to a user aggregator
+    dependencies:               # third-party modules every Python program of the run may
+      bs4: beautifulsoup4==4.12.3   # import, pinned (or the path of an allow-list file);
+                                # fetched by `codeeval deps fetch SUITE --reward THIS.yaml`
 
 A bare name (``weighted``) loads ``configs/rewards/<name>.yaml`` when the project's configs
 folder is there, else the same preset's built-in defaults, so an installed package works too.
@@ -90,6 +93,9 @@ class RewardConfig:
     source: str = "<builtin>"
     aggregator: Aggregator | None = None
     aggregator_path: str | None = None
+    # Import name -> pinned distribution, added to every Python problem's own allow-list
+    # (harness.deps.resolve); errors name this config's file, line and entry.
+    dependencies: dict[str, str] = field(default_factory=dict)
 
     @property
     def needs_coverage(self) -> bool:
@@ -147,7 +153,7 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
     data = dict(data)
     known_keys = {
         "preset", "aggregator", "evaluation", "shift", "feedback", "sandbox_slice",
-        "analyzers", "params", "helper", "helper_name", "name",
+        "analyzers", "params", "helper", "helper_name", "name", "dependencies",
     }  # fmt: skip
     unknown = sorted(set(data) - known_keys)
     if unknown:
@@ -186,6 +192,15 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
     for key in ("helper", "helper_name"):
         if key in data:
             params[key] = data[key]
+    dependencies: dict[str, str] = {}
+    if data.get("dependencies") is not None:
+        from harness.deps.pins import PinError
+        from harness.deps.sources import reward_allowlist
+
+        try:
+            dependencies = reward_allowlist(data["dependencies"], source)
+        except PinError as exc:
+            raise RewardConfigError(str(exc)) from None
     return RewardConfig(
         name=str(data.get("name") or name or Path(source).stem),
         preset=preset,
@@ -197,6 +212,7 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
         source=source,
         aggregator=aggregator,
         aggregator_path=None if path is None else str(path),
+        dependencies=dependencies,
     )
 
 
