@@ -174,8 +174,8 @@ UNIQUE_NO_REFERENCE = {
     "prompt": 'def count_unique(xs):\n    """How many distinct values xs holds."""\n',
     "entry_point": "count_unique",
     "test": "def check(candidate):\n"
-    "    assert candidate(list(range(3000))) == 3000\n"
-    "    assert candidate(list(range(2000)) * 2) == 2000\n"
+    "    assert candidate(list(range(1500))) == 1500\n"
+    "    assert candidate(list(range(1000)) * 2) == 1000\n"
     "    assert candidate([]) == 0\n",
 }
 LINEAR = "    return len(set(xs))\n"
