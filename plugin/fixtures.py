@@ -19,7 +19,7 @@ from harness.verdicts import SampleCheck, SandboxInfrastructureError, stable_ass
 __all__ = ["SampleCheck", "SandboxInfrastructureError", "sandbox", "suite_of"]
 
 _roots: dict[Path, Path | None] = {}
-NEXT_ITEM = pytest.StashKey["pytest.Item | None"]()
+NEXT_ITEM = pytest.StashKey["pytest.Item | None"]()  # set by plugin.protocol
 
 
 def _suite_root(test_file: Path) -> Path | None:
@@ -59,12 +59,6 @@ def pytest_pycollect_makemodule(module_path: Path, parent: Any) -> Any:
     from plugin.items import GeneratedModule
 
     return GeneratedModule.from_parent(parent, path=module_path)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Let an item know what runs after it, so the sandbox can start on that sample early."""
-    item.stash[NEXT_ITEM] = nextitem
 
 
 @pytest.hookimpl(wrapper=True)

@@ -133,7 +133,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.pluginmanager.import_plugin("plugin.fixtures")
     config.pluginmanager.import_plugin("plugin.reports")
+    config.pluginmanager.import_plugin("plugin.protocol")
     workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:  # workers send sample items' call reports only (plugin.protocol)
+        from plugin.protocol import ReplayReports
+
+        config.pluginmanager.register(ReplayReports(config), "codeeval-replay")
     if workerinput is not None:
         from plugin.remote import worker_suite_dir
 
