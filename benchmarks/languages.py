@@ -153,7 +153,20 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=10, help="fixture solutions per language")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print JSON lines only")
+    parser.add_argument(
+        "--count",
+        action="store_true",
+        help="only count the problems that translate (HumanEval, sanitized MBPP's test split)",
+    )
     args = parser.parse_args()
+    if args.count:  # no timing: how many problems translate into each language
+        for name in (n.strip() for n in args.languages.split(",")):
+            he, mb = (translated_counts(name)[b] for b in ("humaneval", "mbpp-sanitized"))
+            if args.json:
+                print(json.dumps({"language": name, "humaneval": he, "mbpp-sanitized": mb}))
+            else:
+                print(f"{name:<6}HumanEval {he[0]}/{he[1]}, MBPP sanitized (test) {mb[0]}/{mb[1]}")
+        return
     saved = os.environ.get("CODEEVAL_CACHE")
     results = []
     for name in args.languages.split(","):
