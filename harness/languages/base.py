@@ -9,8 +9,9 @@ candidate, takes the first case to run (``argv[1]``) and the number of an inheri
     {"n": NONCE, "c": CASE_INDEX, "e": "what was thrown"} the candidate threw
 
 and ``{"n": NONCE, "done": true}`` after the last case. Values are plain JSON: lists for lists
-and tuples, ``[[key, value], ...]`` for dicts, ``null`` for an empty Optional, numbers, and
-``"NaN"``/``"Infinity"``/``"-Infinity"`` for those floats. The trusted side decodes them by the
+and tuples, ``[[key, value], ...]`` for dicts, ``null`` for an empty Optional, numbers,
+``"NaN"``/``"Infinity"``/``"-Infinity"`` for those floats, and ``[family, value]`` for a
+Union's value (``["int", 5]``, ``["list", [...]]``: the family of the alternative it is). The trusted side decodes them by the
 declared return type (:func:`harness.languages.types.decode`) and runs the benchmark's Python
 check on the result.
 """
