@@ -1,4 +1,4 @@
-"""Compile a program with its driver inside the sandbox; keep the result by source hash.
+"""Compile a program with its driver in the sandbox; keep the result by source hash.
 
 The key is the language, its toolchain version, the build command and the full source (the
 candidate's program and the driver), so the same completion is compiled once however often it
@@ -9,18 +9,19 @@ deterministic as successes); timeouts and sandbox failures are not (they may be 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import hashlib
 import json
 import os
 import shutil
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from harness.languages import sandboxed
 from harness.languages.base import Language
+from harness.languages.launch import Folder, WarmSandbox, closed_dirs, empty_resources
 from harness.languages.registry import language_for
 from harness.languages.translate import Signature
 from harness.languages.types import parse_type
@@ -29,6 +30,8 @@ from harness.records import Problem
 
 MAX_MESSAGE = 1500
 RESULT_FILE = "result.json"
+# What the sandbox's own tools write when they cannot start a program (not the sample's fault).
+INFRA_PREFIXES = ("bwrap:", "prlimit:", "setpriv:", "spawner:")
 
 
 class CompileInfraError(RuntimeError):
@@ -38,13 +41,15 @@ class CompileInfraError(RuntimeError):
 @dataclass(frozen=True)
 class Compiled:
     ok: bool
-    folder: str  # the build folder (the sandbox binds it read-only at /tmp/b)
+    folder: str  # the build folder: a cache entry
     message: str = ""
     log: str = ""
     timed_out: bool = False
     killed: bool = False  # the compiler died of a signal (a limit: memory, CPU)
     cached: bool = False
     duration_s: float = 0.0
+    # The compiler's accounting (docs/formats.md, ``compile_*``); zeros when cached.
+    resources: dict[str, Any] = dataclasses.field(default_factory=empty_resources)
 
 
 def signature_of(problem: Problem) -> Signature:
@@ -92,62 +97,49 @@ def cache_root() -> str:
     return str(cache_dir() / "languages")
 
 
-def compiled(
-    language: Language, source: str, *, hide: tuple[str, ...] = (), use_bwrap: bool = True
-) -> Compiled:
-    """The build of ``source``: from the cache, or compiled now in the sandbox."""
+def entry_path(language: Language, source: str) -> str:
     key = source_key(language, source)
-    final = os.path.join(cache_root(), language.name, key[:2], key)
+    return os.path.join(cache_root(), language.name, key[:2], key)
+
+
+def compiled(language: Language, source: str, *, launcher: WarmSandbox) -> Compiled:
+    """The build of ``source``: from the cache, or compiled now by ``launcher`` (sandboxed)."""
+    final = entry_path(language, source)
     hit = _read_result(final)
     if hit is not None:
         return hit
     build = language.build()
-    os.makedirs(os.path.dirname(final), exist_ok=True)
-    if use_bwrap:
-        # Compiled where it is kept: the build becomes the cache entry by a rename, not a copy
-        # (a Rust binary is megabytes). The sandbox reaches it through its bind mount.
-        work = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
-        os.chmod(work, 0o777)
-    else:  # no bind mounts: a folder the dropped user can reach by its path
-        work = sandboxed.private_folder("codeeval-build-")
-    logs = tempfile.mkdtemp(prefix="codeeval-log-")
+    assert build.compile is not None, f"{language.name} has no compile step"
+    parent = os.path.dirname(final)
+    if not os.path.isdir(parent):
+        # Closed folders (enter, not list): a run reaches its own build by its hash only.
+        for folder in (cache_root(), os.path.dirname(parent), parent):
+            closed_dirs(folder)
+    uid = sandboxed.run_uid()
+    # Compiled where it is kept (in the warm sandbox): the build becomes the cache entry by a
+    # rename, not a copy (a Rust binary is megabytes).
+    folder = launcher.compile_folder(parent, uid)
     started = time.monotonic()
     try:
-        with open(os.path.join(work, build.source_name), "w", encoding="utf-8") as fh:
+        path = os.path.join(folder.host, build.source_name)
+        with open(path, "w", encoding="utf-8") as fh:
             fh.write(source)
-        os.chmod(os.path.join(work, build.source_name), 0o644)
-        if build.compile is None:
-            result = Compiled(True, final)
-        else:
-            result = _run_compiler(language, work, logs, hide, use_bwrap, started)
+        os.chmod(path, 0o644)
+        result = _run_compiler(language, folder, launcher, uid, started)
         if not result.ok and (result.timed_out or result.killed):
             # Not kept: a timeout or a kill (memory, CPU) may be this machine's load.
-            return Compiled(False, "", result.message, result.log, timed_out=result.timed_out)
-        if use_bwrap:
-            staging = work
-        else:
-            staging = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
-            for name in os.listdir(work):
-                shutil.move(os.path.join(work, name), os.path.join(staging, name))
-        os.chmod(staging, 0o755)
+            return result
         meta = {"ok": result.ok, "message": result.message, "log": result.log[-4000:]}
-        with open(os.path.join(staging, RESULT_FILE), "w") as fh:
+        with open(os.path.join(folder.host, RESULT_FILE), "w") as fh:
             json.dump(meta, fh)
-        _make_readable(staging)
-        try:
-            os.rename(staging, final)
-        except OSError:  # another worker got there first: its build is the same
-            shutil.rmtree(staging, ignore_errors=True)
-        return Compiled(
-            result.ok, final, result.message, result.log, duration_s=time.monotonic() - started
-        )
+        launcher.keep(folder, final)
+        return dataclasses.replace(result, folder=final)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(logs, ignore_errors=True)
+        shutil.rmtree(folder.host, ignore_errors=True)  # gone already when it was kept
 
 
 def _run_compiler(
-    language: Language, work: str, logs: str, hide: tuple[str, ...], use_bwrap: bool, started: float
+    language: Language, folder: Folder, launcher: WarmSandbox, uid: int, started: float
 ) -> Compiled:
     build = language.build()
     assert build.compile is not None
@@ -157,57 +149,43 @@ def _run_compiler(
         max_processes=max(build.max_processes, 64),
         max_file_mb=256,
     )
-    argv = list(build.compile)
-    if not use_bwrap:
-        argv = sandboxed.host_paths(argv, work, None)
-    cmd = sandboxed.command(
-        argv,
-        work=work,
-        build=None,
-        hide=hide,
-        keep=build.keep_paths,
-        limits=limits,
-        use_bwrap=use_bwrap,
-        uid=sandboxed.run_uid(),
-    )
-    log_path = os.path.join(logs, "compile")
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            env={
-                **sandboxed.environment(sandboxed.WORK if use_bwrap else work),
-                **dict(build.env),
-            },
-            cwd=work,
-            start_new_session=True,
+    log = os.memfd_create("codeeval-compile")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        run = launcher.start(
+            build.compile,
+            cwd=folder,
+            env={**sandboxed.environment(folder.inside), **dict(build.env)},
+            limits=limits,
+            uid=uid,
+            fds=(devnull, log, log),
         )
-        try:
-            code = proc.wait(timeout=language.compile_timeout_s)
-        except subprocess.TimeoutExpired:
-            sandboxed.kill_group(proc)
-            proc.wait()
-            text = _read(log_path)
-            return Compiled(
-                False,
-                "",
-                f"compilation timed out after {language.compile_timeout_s:g} s",
-                text,
-                timed_out=True,
-            )
-    text = _read(log_path)
-    if text.lstrip().startswith(("bwrap:", "prlimit:", "setpriv:")):
+        os.close(devnull)
+        devnull = -1
+        code = run.wait(language.compile_timeout_s)
+        resources = run.finish()
+        text = _read(log)
+    finally:
+        os.close(log)
+        if devnull >= 0:
+            os.close(devnull)
+    duration = time.monotonic() - started
+    done = functools.partial(
+        Compiled, folder="", log=text, duration_s=duration, resources=resources
+    )
+    if code is None:
+        message = f"compilation timed out after {language.compile_timeout_s:g} s"
+        return done(False, message=message, timed_out=True)
+    if text.lstrip().startswith(INFRA_PREFIXES):
         raise CompileInfraError(f"the sandbox could not start the compiler: {text[:300]}")
     if code == 0:
-        return Compiled(True, "", log=text)
-    if code < 0 or code > 128:  # a signal (bubblewrap reports 128 + its number)
+        return done(True)
+    if code < 0 or code > 128:  # a signal (a shell would report 128 + its number)
         number = -code if code < 0 else code - 128
         message = f"the compiler was killed by signal {number} (a memory or CPU limit)"
-        return Compiled(False, "", message, text, killed=True)
+        return done(False, message=message, killed=True)
     first = _first_error(text) or f"the compiler exited with status {code}"
-    return Compiled(False, "", f"compile error: {first}"[:MAX_MESSAGE], text)
+    return done(False, message=f"compile error: {first}"[:MAX_MESSAGE])
 
 
 def _first_error(text: str) -> str:
@@ -218,12 +196,8 @@ def _first_error(text: str) -> str:
     return " | ".join(lines[:3])
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(64 * 1024).decode("utf-8", "replace")
-    except OSError:
-        return ""
+def _read(fd: int) -> str:
+    return os.pread(fd, 64 * 1024, 0).decode("utf-8", "replace")
 
 
 def _read_result(folder: str) -> Compiled | None:
@@ -233,13 +207,3 @@ def _read_result(folder: str) -> Compiled | None:
     except (OSError, ValueError):
         return None
     return Compiled(bool(meta["ok"]), folder, meta["message"], meta.get("log", ""), cached=True)
-
-
-def _make_readable(folder: str) -> None:
-    """The build is run by ``nobody`` from a read-only bind: everything must be readable."""
-    for root, dirs, files in os.walk(folder):
-        for name in dirs:
-            os.chmod(os.path.join(root, name), 0o755)
-        for name in files:
-            path = os.path.join(root, name)
-            os.chmod(path, 0o755 if os.access(path, os.X_OK) else 0o644)

@@ -1,8 +1,9 @@
 """Rewards for translated problems: what each part means in a compiled language, and what is
 missing.
 
-``syntax`` is whether the program compiled (JavaScript: parsed, ``node --check``), read from the
-sample's cases (a compile failure fails every case with ``compile error: ...``). ``tests`` and
+``syntax`` is whether the program compiled (JavaScript: parsed, as node reports it when the run
+starts), read from the sample's cases (a compile failure fails every case with
+``compile error: ...``). ``tests`` and
 ``execution`` come from the cases as for Python, and ``efficiency`` from the cases' times
 against the median of the batch's passing samples (there are no references in these
 languages; harness.analyzers.efficiency). The other analyzers read Python source (radon,

@@ -18,14 +18,11 @@ import json
 import os
 import secrets
 import select
-import shutil
-import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from harness.languages import compile_cache, sandboxed
+from harness.languages import compile_cache, launch, sandboxed
 from harness.languages.registry import language_for
 from harness.languages.types import DecodeError, PyType, decode, parse_type
 from harness.records import Problem
@@ -57,31 +54,61 @@ def execute(
     cases = native_cases(problem, timeout_override_s)
     use_bwrap = sandboxed.bubblewrap_usable()
     notes = [] if use_bwrap else ["bubblewrap unusable: limits and a private folder only"]
+    build = language.build()
     try:
-        built = compile_cache.compiled(language, source, hide=hide, use_bwrap=use_bwrap)
-    except compile_cache.CompileInfraError as exc:
+        where = launch.launcher(hide, build.keep_paths, use_bwrap, compile_cache.cache_root())
+        if build.compile is None:  # interpreted: the run parses the source (see _Runner)
+            built = compile_cache.Compiled(True, "")
+        else:
+            built = compile_cache.compiled(language, source, launcher=where)
+    except (compile_cache.CompileInfraError, launch.LaunchError) as exc:
         return SampleExecution(cases={}, infra_error=str(exc), notes=notes)
+    compile_usage = {f"compile_{k}": v for k, v in built.resources.items()}
     if not built.ok:
         status = "timeout" if built.timed_out else "crashed"
-        message = built.message
-        results = {c.case_id: CaseExecution(c.case_id, status, message=message) for c in cases}
-        return SampleExecution(
-            cases=results,
-            stderr=built.log,
-            duration_s=time.monotonic() - started,
-            notes=[*notes, "compile failed"],
-        )
+        return _unbuilt(cases, status, built.message, built.log, started, notes, compile_usage)
     returns = parse_type(problem.metadata["signature"]["returns"])
-    runner = _Runner(language, built.folder, cases, returns, hide, memory_mb, use_bwrap)
+    runner = _Runner(language, where, built.folder, source, cases, returns, memory_mb)
     try:
         results = runner.run_all()
-    except _Infra as exc:
+    except (_Infra, launch.LaunchError) as exc:
         return SampleExecution(cases={}, infra_error=str(exc), notes=notes)
+    if runner.parse_error is not None:  # the run that found it is accounted as a run
+        usage = {**runner.resources, **compile_usage}
+        return _unbuilt(
+            cases, "crashed", runner.parse_error, runner.log_tail, started, notes, usage
+        )
+    if build.compile is not None:
+        notes.append(f"compile {'cached' if built.cached else f'{built.duration_s:.2f}s'}")
     return SampleExecution(
         cases=results,
         stderr=runner.log_tail,
         duration_s=time.monotonic() - started,
-        notes=[*notes, f"compile {'cached' if built.cached else f'{built.duration_s:.2f}s'}"],
+        max_rss_kb=int(runner.resources["max_rss_kib"]),
+        notes=notes,
+        resources={**runner.resources, **compile_usage},
+    )
+
+
+def _unbuilt(
+    cases: list[NativeCase],
+    status: str,
+    message: str,
+    log: str,
+    started: float,
+    notes: list[str],
+    usage: dict[str, Any],
+) -> SampleExecution:
+    """Every case failed by a program that did not compile (or, interpreted, parse)."""
+    results = {c.case_id: CaseExecution(c.case_id, status, message=message) for c in cases}
+    resources = {**launch.empty_resources(), **usage}
+    return SampleExecution(
+        cases=results,
+        stderr=log,
+        duration_s=time.monotonic() - started,
+        max_rss_kb=int(resources["max_rss_kib"]),
+        notes=[*notes, "compile failed"],
+        resources=resources,
     )
 
 
@@ -116,27 +143,36 @@ class _Runner:
     def __init__(
         self,
         language: Any,
+        launcher: launch.WarmSandbox,
         folder: str,
+        source: str,
         cases: list[NativeCase],
         returns: PyType,
-        hide: tuple[str, ...],
         memory_mb: int,
-        use_bwrap: bool,
     ):
         self.language = language
-        self.folder = folder
+        self.launcher = launcher
+        self.folder = folder  # the build (compiled languages)
+        self.source = source  # the program (interpreted languages: written into each run)
         self.cases = cases
         self.returns = returns
-        self.hide = hide
         self.memory_mb = memory_mb
-        self.use_bwrap = use_bwrap
         self.log_tail = ""
+        self.ready = False
+        self.parse_error: str | None = None
+        self.resources = launch.empty_resources()
 
     def run_all(self) -> dict[str, CaseExecution]:
         results: dict[str, CaseExecution] = {}
         start = 0
         while start < len(self.cases):
             got = self._run_from(start)
+            if start == 0 and not self.ready:
+                # An interpreted program that never started may not have parsed: that is its
+                # compile error (the syntax part of a reward), and no later run would parse.
+                self.parse_error = self.language.parse_error(self.log_tail)
+                if self.parse_error is not None:
+                    return {}
             results.update(got)
             start += len(got)
         return results
@@ -144,81 +180,71 @@ class _Runner:
     def _run_from(self, start: int) -> dict[str, CaseExecution]:
         """Run the driver from case ``start``; at least one case's result comes back."""
         build = self.language.build()
-        work = sandboxed.private_folder("codeeval-run-")
-        logs = tempfile.mkdtemp(prefix="codeeval-log-")
-        read_fd, write_fd = os.pipe()
         uid = sandboxed.run_uid()
-        if os.getuid() == 0:  # Java reopens the pipe as /proc/self/fd/N: the user must own it
-            os.fchown(write_fd, uid, uid)
-        nonce = secrets.token_hex(16)
-        budget = sum(c.timeout_s for c in self.cases[start:]) + self.language.startup_s
-        limits = sandboxed.Limits(
-            memory_mb=self.memory_mb,
-            cpu_s=int(budget) + 2,
-            max_processes=build.max_processes,
-        )
-        argv = [
-            part.replace("{build}", sandboxed.BUILD)
-            .replace("{start}", str(start))
-            .replace("{fd}", str(write_fd))
-            for part in build.run
-        ]
-        if not self.use_bwrap:
-            # No bind mounts: the build is copied where the dropped user can reach it.
-            copy = os.path.join(work, "b")
-            shutil.copytree(self.folder, copy)
-            argv = sandboxed.host_paths(argv, work, copy)
-        cmd = sandboxed.command(
-            argv,
-            work=work,
-            build=self.folder,
-            hide=self.hide,
-            keep=build.keep_paths,
-            limits=limits,
-            use_bwrap=self.use_bwrap,
-            uid=uid,
-        )
-        log_path = os.path.join(logs, "out")
-        results: dict[str, CaseExecution] = {}
+        folder = self.launcher.private(uid)
+        fds: list[int] = []
         try:
-            with open(log_path, "wb") as log:
-                proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.PIPE,
-                    stdout=log,
-                    stderr=log,
-                    pass_fds=(write_fd,),
-                    env={
-                        **sandboxed.environment(sandboxed.WORK if self.use_bwrap else work),
-                        **dict(build.env),
-                    },
-                    cwd=work,
-                    start_new_session=True,
-                )
-            os.close(write_fd)
-            write_fd = -1
+            if build.compile is None:
+                path = os.path.join(folder.host, build.source_name)
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(self.source)
+                os.chmod(path, 0o644)
+                build_path = folder.inside
+            else:
+                build_path = self.launcher.build_path(self.folder, folder)
+            read_fd, write_fd = os.pipe()
+            fds += [read_fd, write_fd]
+            if os.getuid() == 0:  # Java reopens the pipe as /proc/self/fd/N: the user must own it
+                os.fchown(write_fd, uid, uid)
+            nonce = secrets.token_hex(16)
+            stdin_read, stdin_write = os.pipe()
+            fds += [stdin_read, stdin_write]
+            os.write(stdin_write, nonce.encode() + b"\n")  # a line fits in the pipe's buffer
+            os.close(stdin_write)
+            fds.remove(stdin_write)
+            log = os.memfd_create("codeeval-run")
+            fds.append(log)
+            budget = sum(c.timeout_s for c in self.cases[start:]) + self.language.startup_s
+            limits = sandboxed.Limits(
+                memory_mb=self.memory_mb,
+                cpu_s=int(budget) + 2,
+                max_processes=build.max_processes,
+            )
+            argv = [
+                part.replace(sandboxed.WORK, folder.inside)
+                .replace("{build}", build_path)
+                .replace("{start}", str(start))
+                .replace("{fd}", str(launch.CHANNEL_FD))
+                for part in build.run
+            ]
+            run = self.launcher.start(
+                argv,
+                cwd=folder,
+                env={**sandboxed.environment(folder.inside), **dict(build.env)},
+                limits=limits,
+                uid=uid,
+                fds=(stdin_read, log, log, write_fd),
+            )
+            for fd in (stdin_read, write_fd):  # the program holds them now
+                os.close(fd)
+                fds.remove(fd)
             try:
-                assert proc.stdin is not None
-                proc.stdin.write(nonce.encode() + b"\n")
-                proc.stdin.close()
-            except OSError:
-                pass
-            results = self._collect(proc, read_fd, nonce, start)
-            self.log_tail = _tail(log_path)
+                results = self._collect(run, read_fd, nonce, start)
+            finally:
+                launch.add_resources(self.resources, run.finish())
+            self.log_tail = _tail(log)
             if _sandbox_failed(self.log_tail, results):
                 raise _Infra(f"the sandbox could not start the program: {self.log_tail[:300]}")
             if not results:
                 raise _Infra(f"the sandbox returned nothing: {self.log_tail[-300:]}")
         finally:
-            if write_fd >= 0:
-                os.close(write_fd)
-            os.close(read_fd)
-            shutil.rmtree(work, ignore_errors=True)
-            shutil.rmtree(logs, ignore_errors=True)
+            for fd in fds:
+                os.close(fd)
+            self.launcher.remove(folder)
         return results
 
     def _collect(
-        self, proc: subprocess.Popen[bytes], fd: int, nonce: str, start: int
+        self, run: launch.Run, fd: int, nonce: str, start: int
     ) -> dict[str, CaseExecution]:
         results: dict[str, CaseExecution] = {}
         index = start
@@ -227,81 +253,78 @@ class _Runner:
         deadline = last + self.language.startup_s  # until the driver says it is ready
         ready = False
         eof = False
-        try:
-            while index < len(self.cases):
-                if b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    frame = _parse(line, nonce)
-                    case = self.cases[index]
-                    now = time.monotonic()
-                    if not ready:
-                        if frame is None or not frame.get("ready"):
-                            frame = None  # anything before the ready frame is forged
-                        else:
-                            ready, last = True, now
-                            deadline = now + case.timeout_s
-                            continue
-                    outcome = self._outcome(frame, index, case, now - last)
-                    if outcome is None:  # the end marker too early, or a bad frame
-                        results[case.case_id] = CaseExecution(
-                            case.case_id,
-                            "crashed",
-                            duration_s=now - last,
-                            message="the program wrote a malformed or forged result frame",
-                        )
-                        return results
-                    results[case.case_id] = outcome
-                    index += 1
-                    last = now
-                    if index < len(self.cases):
-                        deadline = now + self.cases[index].timeout_s
-                    continue
-                if eof:
-                    break
-                wait = deadline - time.monotonic()
-                if wait <= 0:
-                    case = self.cases[index]
-                    limit = case.timeout_s if ready else self.language.startup_s
-                    what = "" if ready else " (the program did not start)"
-                    results[case.case_id] = CaseExecution(
-                        case.case_id,
-                        "timeout",
-                        duration_s=time.monotonic() - last,
-                        message=f"timed out after {limit:g} s{what}",
-                    )
-                    return results
-                readable, _, _ = select.select([fd], [], [], min(wait, 1.0))
-                if readable:
-                    chunk = os.read(fd, 65536)
-                    if not chunk:
-                        eof = True
-                        continue
-                    buffer += chunk
-                    if len(buffer) > MAX_FRAME_BYTES:
-                        case = self.cases[index]
-                        results[case.case_id] = CaseExecution(
-                            case.case_id, "crashed", message="result too large"
-                        )
-                        return results
-            if index < len(self.cases):
-                # The program ended (or closed the pipe) before this case's frame.
-                code = _wait(proc, deadline)
+        while index < len(self.cases):
+            if b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                frame = _parse(line, nonce)
                 case = self.cases[index]
-                if code is None:
-                    results[case.case_id] = CaseExecution(
-                        case.case_id, "timeout", message=f"timed out after {case.timeout_s:g} s"
-                    )
-                else:
+                now = time.monotonic()
+                if not ready:
+                    if frame is None or not frame.get("ready"):
+                        frame = None  # anything before the ready frame is forged
+                    else:
+                        ready, last = True, now
+                        self.ready = True
+                        deadline = now + case.timeout_s
+                        continue
+                outcome = self._outcome(frame, index, case, now - last)
+                if outcome is None:  # the end marker too early, or a bad frame
                     results[case.case_id] = CaseExecution(
                         case.case_id,
                         "crashed",
-                        duration_s=time.monotonic() - last,
-                        message=_exit_message(code),
+                        duration_s=now - last,
+                        message="the program wrote a malformed or forged result frame",
                     )
-            return results
-        finally:
-            sandboxed.kill_group(proc)
-            proc.wait()
+                    return results
+                results[case.case_id] = outcome
+                index += 1
+                last = now
+                if index < len(self.cases):
+                    deadline = now + self.cases[index].timeout_s
+                continue
+            if eof:
+                break
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                case = self.cases[index]
+                limit = case.timeout_s if ready else self.language.startup_s
+                what = "" if ready else " (the program did not start)"
+                results[case.case_id] = CaseExecution(
+                    case.case_id,
+                    "timeout",
+                    duration_s=time.monotonic() - last,
+                    message=f"timed out after {limit:g} s{what}",
+                )
+                return results
+            readable, _, _ = select.select([fd], [], [], min(wait, 1.0))
+            if readable:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    eof = True
+                    continue
+                buffer += chunk
+                if len(buffer) > MAX_FRAME_BYTES:
+                    case = self.cases[index]
+                    results[case.case_id] = CaseExecution(
+                        case.case_id, "crashed", message="result too large"
+                    )
+                    return results
+        if index < len(self.cases):
+            # The program ended (or closed the pipe) before this case's frame.
+            code = run.wait(max(0.05, min(deadline - time.monotonic(), 5.0)))
+            case = self.cases[index]
+            if code is None:
+                results[case.case_id] = CaseExecution(
+                    case.case_id, "timeout", message=f"timed out after {case.timeout_s:g} s"
+                )
+            else:
+                results[case.case_id] = CaseExecution(
+                    case.case_id,
+                    "crashed",
+                    duration_s=time.monotonic() - last,
+                    message=_exit_message(code),
+                )
+        return results
 
     def _outcome(
         self, frame: dict[str, Any] | None, index: int, case: NativeCase, duration: float
@@ -347,23 +370,14 @@ def _parse(line: bytes, nonce: str) -> dict[str, Any] | None:
     return frame
 
 
-def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
-    try:
-        return proc.wait(timeout=max(0.05, min(deadline - time.monotonic(), 5.0)))
-    except subprocess.TimeoutExpired:
-        return None
-
-
 def _sandbox_failed(log: str, results: dict[str, CaseExecution]) -> bool:
-    """bubblewrap, prlimit or setpriv failed before the program started (their own message)."""
+    """The sandbox's tools failed before the program started (their own message)."""
     if any(r.status != "crashed" for r in results.values()):
         return False
-    return log.lstrip().startswith(("bwrap:", "prlimit:", "setpriv:"))
+    return log.lstrip().startswith(compile_cache.INFRA_PREFIXES)
 
 
 def _exit_message(code: int) -> str:
-    if code > 128:  # bubblewrap reports a child killed by a signal as 128 + its number
-        code = 128 - code
     if code < 0:
         import signal
 
@@ -375,12 +389,6 @@ def _exit_message(code: int) -> str:
     return f"the program exited with status {code} before returning a value"
 
 
-def _tail(path: str) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - TAIL_BYTES))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
+def _tail(fd: int) -> str:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES)).decode("utf-8", "replace")

@@ -1,0 +1,325 @@
+"""Where compilers and programs start: one warm sandbox per worker thread.
+
+A :class:`WarmSandbox` is a long-lived :mod:`harness.languages.spawner` process. Every compile
+and run is a ``fork`` of it, not a new sandbox: per run a uid of its own, resource limits, no
+capabilities, ``no_new_privs``, its own session and a fresh private folder only that uid can
+enter. When a run ends the spawner kills everything the run started and reaps it, so its
+accounting (docs/formats.md, ``execution``) counts every process, from kernel counters.
+
+Where bubblewrap works, the spawner is PID 1 of one bubblewrap per worker thread: the same view
+for every compile and run (read-only root, hidden suite, data, home and repository folders, no
+network, its own PID and IPC namespaces); ending a run kills everything in the namespace but
+the spawner (one run at a time), and the IPC objects a run left are removed. Two host folders
+are bound in: the private run folders (``/tmp/runs``, 0711, so a run cannot list the others)
+and the compile cache (``/tmp/cache``, its folders 0711: a run reaches its own build by its
+path, a hash of its source, and cannot list the others). The sandbox's ``/tmp`` and
+``/dev/shm`` are root's, read-only to runs.
+
+Without bubblewrap (``CODEEVAL_SANDBOX=nobwrap`` or none here) the spawner is a plain process,
+a child subreaper that kills a run's process group and whatever is left below it: limits, a
+uid and a private folder, as the harness says once; the build is copied into the run's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.languages import sandboxed
+
+RUNS = "/tmp/runs"  # inside bubblewrap: the private run folders
+CACHE = "/tmp/cache"  # inside bubblewrap: the compile cache
+SPAWNER = "/tmp/.spawner.py"
+CHANNEL_FD = 3  # the result channel's number in a started program
+START_TIMEOUT_S = 30.0
+IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes")
+DROP_UID = os.getuid() == 0  # as root every compile and run becomes a uid of its own
+
+
+class LaunchError(RuntimeError):
+    """The sandbox could not start or answer (never the sample's fault)."""
+
+
+@dataclass(frozen=True)
+class Folder:
+    host: str  # the path here
+    inside: str  # the same folder as the program sees it
+
+
+def empty_resources() -> dict[str, Any]:
+    return {"cpu_user_s": 0.0, "cpu_system_s": 0.0, "max_rss_kib": 0, **dict.fromkeys(IO_KEYS, 0)}
+
+
+def add_resources(total: dict[str, Any], more: dict[str, Any]) -> None:
+    """Sum CPU and I/O, keep the larger peak memory."""
+    for key, value in more.items():
+        if key == "max_rss_kib":
+            total[key] = max(int(total.get(key, 0)), int(value))
+        elif key in total:
+            total[key] = (
+                round(total[key] + value, 6) if isinstance(value, float) else total[key] + value
+            )
+
+
+def closed_dirs(path: str) -> None:
+    """``path`` as a folder others can enter but not list (0711)."""
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o711)
+
+
+class WarmSandbox:
+    """A spawner for this thread: in bubblewrap (``use_bwrap``) or as a plain process."""
+
+    def __init__(self, hide: tuple[str, ...], keep: tuple[str, ...], cache: str, use_bwrap: bool):
+        started = time.monotonic()
+        self.use_bwrap = use_bwrap
+        self.cache = os.path.realpath(cache)
+        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK | os.X_OK) else None
+        self.runs = tempfile.mkdtemp(prefix="codeeval-runs-", dir=shm)
+        os.chmod(self.runs, 0o711)
+        _close_cache(self.cache)
+        self.pid = os.getpid()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        spawner = str(Path(__file__).with_name("spawner.py"))
+        if use_bwrap:
+            python = (
+                "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+            )
+            keep = keep if python.startswith("/usr/") else keep + _python_dirs()
+            argv = sandboxed.warm_prefix(hide, keep) + [
+                "--bind", self.runs, RUNS,
+                "--bind", self.cache, CACHE,
+                "--ro-bind", spawner, SPAWNER,
+                "--chdir", "/tmp", "--",
+                python, "-I", "-S", SPAWNER, str(theirs.fileno()),
+            ]  # fmt: skip
+        else:
+            argv = [sys.executable, "-I", "-S", spawner, str(theirs.fileno()), "--subreaper"]
+        self.errors = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=self.errors,
+                stderr=self.errors,
+                pass_fds=(theirs.fileno(),),
+                env=sandboxed.environment("/tmp"),
+                start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        self.sock = ours
+        self._finalizer = weakref.finalize(self, _shutdown, self.proc, ours, self.runs)
+        self.sock.settimeout(START_TIMEOUT_S)
+        try:
+            hello = self.sock.recv(4096)
+        except OSError:
+            hello = b""
+        if not hello or not json.loads(hello).get("ready"):
+            self.close()
+            raise LaunchError(f"the sandbox did not start: {self._stderr()}")
+        self.sock.settimeout(None)
+        self.start_s = time.monotonic() - started
+
+    # -- the spawner ------------------------------------------------------------------------
+    def _stderr(self) -> str:
+        self.errors.seek(0)
+        return self.errors.read(2000).decode("utf-8", "replace").strip() or "(no message)"
+
+    def alive(self) -> bool:
+        return self.pid == os.getpid() and self.proc.poll() is None
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def request(self, message: dict[str, Any], fds: Sequence[int] = ()) -> dict[str, Any]:
+        try:
+            socket.send_fds(self.sock, [json.dumps(message).encode()], list(fds))
+            reply = self.sock.recv(1 << 20)
+        except OSError as exc:
+            self.close()
+            raise LaunchError(f"the sandbox stopped answering: {exc}") from exc
+        if not reply:
+            self.close()
+            raise LaunchError(f"the sandbox ended: {self._stderr()}")
+        answer = json.loads(reply)
+        if "error" in answer:
+            raise LaunchError(f"the sandbox failed: {answer['error']}")
+        return answer
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Folder,
+        env: dict[str, str],
+        limits: sandboxed.Limits,
+        uid: int,
+        fds: Sequence[int],
+    ) -> Run:
+        """Start ``argv`` in ``cwd`` as ``uid``, with ``fds`` as its 0, 1, 2 (and 3: the
+        channel, see :data:`CHANNEL_FD`)."""
+        message = {
+            "op": "spawn",
+            "argv": list(argv),
+            "env": env,
+            "cwd": cwd.inside,
+            "limits": _limits(limits),
+            "uid": uid if DROP_UID else None,
+        }
+        self.request(message, fds)
+        return Run(self)
+
+    # -- folders ----------------------------------------------------------------------------
+    def private(self, uid: int) -> Folder:
+        """A fresh folder only ``uid`` can enter (0700, its own)."""
+        host = _private_dir(self.runs, uid, "r")
+        return Folder(host, f"{RUNS}/{os.path.basename(host)}" if self.use_bwrap else host)
+
+    def compile_folder(self, parent: str, uid: int) -> Folder:
+        """A fresh folder for ``uid`` to compile in; :meth:`keep` makes it the cache entry."""
+        if not self.use_bwrap:  # the dropped uid cannot reach the cache by its host path
+            return self.private(uid)
+        host = _private_dir(parent, uid, ".tmp-")
+        return Folder(host, self._inside(host))
+
+    def keep(self, folder: Folder, final: str) -> None:
+        """The compiled folder becomes the cache entry ``final``, root's and read-only (a later
+        run with a recycled uid cannot change it): a rename where it was compiled in place."""
+        staging = folder.host
+        if not self.use_bwrap:
+            staging = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
+            for name in os.listdir(folder.host):
+                shutil.move(os.path.join(folder.host, name), os.path.join(staging, name))
+        _seal(staging)
+        try:
+            os.rename(staging, final)
+        except OSError:  # another worker got there first: its build is the same
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def build_path(self, build: str, run: Folder) -> str:
+        """Where ``run`` sees the cache entry ``build``."""
+        if self.use_bwrap:
+            return self._inside(build)
+        copy = os.path.join(run.host, "b")  # no bind mounts: a copy the run's uid can read
+        shutil.copytree(build, copy)
+        return copy
+
+    def _inside(self, host: str) -> str:
+        relative = os.path.relpath(os.path.realpath(host), self.cache)
+        if relative.startswith(".."):
+            raise LaunchError(f"{host} is not in the compile cache {self.cache}")
+        return f"{CACHE}/{relative}"
+
+    @staticmethod
+    def remove(folder: Folder) -> None:
+        shutil.rmtree(folder.host, ignore_errors=True)
+
+
+class Run:
+    """A started compiler or program (one at a time per sandbox)."""
+
+    def __init__(self, sandbox: WarmSandbox):
+        self.sandbox = sandbox
+
+    def wait(self, timeout: float) -> int | None:
+        """Its exit code (negative: killed by that signal), or None if it still runs."""
+        status = self.sandbox.request({"op": "wait", "timeout": timeout})["status"]
+        return None if status is None else os.waitstatus_to_exitcode(status)
+
+    def finish(self) -> dict[str, Any]:
+        """Kill it and everything it started; its accounting (``execution``'s keys)."""
+        return {**empty_resources(), **self.sandbox.request({"op": "finish"})["resources"]}
+
+
+def _limits(limits: sandboxed.Limits) -> dict[str, int]:
+    return {
+        "data": limits.memory_mb * 1024 * 1024,
+        "cpu": limits.cpu_s,
+        "nproc": limits.max_processes,
+        "fsize": limits.max_file_mb * 1024 * 1024,
+        "nofile": limits.max_open_files,
+        "core": 0,
+        "msgqueue": 0,  # no POSIX message queues: they would outlive the run
+    }
+
+
+def _private_dir(parent: str, uid: int, prefix: str) -> str:
+    path = tempfile.mkdtemp(prefix=prefix, dir=parent)  # 0700
+    if DROP_UID:
+        os.chown(path, uid, uid)
+    return path
+
+
+def _seal(folder: str) -> None:
+    """Root's, 0755/0644. Links are dropped (the compiler writes none; chmod would follow)."""
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                os.unlink(path)
+                continue
+            if DROP_UID:
+                os.lchown(path, 0, 0)
+            executable = name in dirs or os.stat(path).st_mode & 0o100
+            os.chmod(path, 0o755 if executable else 0o644)
+    if DROP_UID:
+        os.lchown(folder, 0, 0)
+    os.chmod(folder, 0o755)
+
+
+def _close_cache(cache: str) -> None:
+    """The cache and its language and hash-prefix folders: 0711 (caches written before)."""
+    closed_dirs(cache)
+    for entry in os.scandir(cache):
+        if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+            os.chmod(entry.path, 0o711)
+            for sub in os.scandir(entry.path):
+                if sub.is_dir(follow_symlinks=False) and len(sub.name) == 2:
+                    os.chmod(sub.path, 0o711)
+
+
+def _shutdown(proc: subprocess.Popen[bytes], sock: socket.socket, runs: str) -> None:
+    sock.close()  # the spawner reads EOF and exits (in bubblewrap its namespace dies with it)
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        sandboxed.kill_group(proc)
+        proc.wait()
+    shutil.rmtree(runs, ignore_errors=True)
+
+
+def _python_dirs() -> tuple[str, ...]:
+    from harness.sandbox import bwrap
+
+    return tuple(bwrap.python_dirs())
+
+
+_local = threading.local()  # a sandbox is its thread's: bubblewrap dies with that thread
+
+
+def launcher(
+    hide: tuple[str, ...], keep: tuple[str, ...], use_bwrap: bool, cache: str
+) -> WarmSandbox:
+    """This thread's sandbox for these hidden and kept paths (started on first use)."""
+    sandboxes: dict[tuple[Any, ...], WarmSandbox] = _local.__dict__.setdefault("sandboxes", {})
+    key = (hide, keep, use_bwrap, os.path.realpath(cache))
+    found = sandboxes.get(key)
+    if found is not None and found.alive():
+        return found
+    if found is not None:
+        found.close()
+    found = sandboxes[key] = WarmSandbox(hide, keep, cache, use_bwrap)
+    return found

@@ -1,0 +1,310 @@
+"""The warm sandbox's spawner: it starts every compiler and program of one worker thread.
+
+Stdlib only, and it imports nothing from the project (the repository is hidden inside the
+sandbox). Run as ``python3 -I -S spawner.py FD`` as PID 1 of a bubblewrap, or with
+``--subreaper`` as a plain process where there is no bubblewrap. FD is a Unix seqpacket socket
+to the trusted side (:mod:`harness.languages.launch`): one JSON message per request, with fds:
+
+* ``{"op": "spawn", "argv", "env", "cwd", "limits", "uid"}`` with the fds the program gets as
+  0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): forks a child that takes its own
+  session, those fds only, the resource limits, the uid (no groups, no capabilities,
+  ``no_new_privs``) and execs ``argv``. Answers ``{"ok": true}`` or ``{"error": why}``.
+* ``{"op": "wait", "timeout"}``: ``{"status": wait status}`` once the program ended, or
+  ``{"status": null}`` when it still runs after ``timeout`` seconds.
+* ``{"op": "finish"}``: kills every process of the run (as PID 1: everything in the namespace
+  but itself; as a subreaper: the program's process group and everything left below this
+  process), reaps them all, removes the System V IPC objects the run's uid left, and answers
+  ``{"status", "resources"}``.
+
+One program runs at a time. Its accounting comes from kernel counters this trusted process
+reads, never from the program: CPU times are the change of ``RUSAGE_CHILDREN`` over the run
+(every orphan of the run is reparented to this process and reaped by it, so everything the run
+started counts), peak memory the largest ``ru_maxrss`` of the reaped processes (a child's count
+starts with this process's image, which it has at ``fork``: ~10 MiB), I/O the change of this
+process's reaped-children counters (``/proc/self/io`` minus its own thread's).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes")
+LIMITS = {
+    "data": resource.RLIMIT_DATA,
+    "cpu": resource.RLIMIT_CPU,
+    "nproc": resource.RLIMIT_NPROC,
+    "fsize": resource.RLIMIT_FSIZE,
+    "nofile": resource.RLIMIT_NOFILE,
+    "core": resource.RLIMIT_CORE,
+    "msgqueue": resource.RLIMIT_MSGQUEUE,
+}
+PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
+MAX_FD = max(1 << 16, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 20))
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]  # fmt: skip
+
+
+def _no_capabilities() -> None:
+    """Empty effective, permitted and inheritable sets (setpriv's ``--inh-caps=-all``)."""
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (_CapData * 2)()
+    if _LIBC.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def _child(req: dict[str, Any], fds: list[int]) -> None:
+    """After fork: confine this process and exec the program (never returns)."""
+    try:
+        os.setsid()
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)  # as a fresh process has them
+        high = [os.dup(fd) for fd in fds]  # out of the way of the targets 0, 1, 2, ...
+        for target, fd in enumerate(high):
+            os.dup2(fd, target)
+        os.closerange(len(fds), MAX_FD)
+        for name, value in req["limits"].items():
+            hard = resource.getrlimit(LIMITS[name])[1]
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)  # a hard limit cannot be raised
+            resource.setrlimit(LIMITS[name], (value, value))
+        uid = req.get("uid")
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        _no_capabilities()
+        os.chdir(req["cwd"])
+        os.execve(req["argv"][0], req["argv"], req["env"])
+    except BaseException as exc:  # noqa: BLE001 - reported on the program's stderr
+        try:
+            os.write(2, f"spawner: cannot start {req['argv'][0]}: {exc}\n".encode())
+        finally:
+            os._exit(127)
+
+
+class Counters:
+    """RUSAGE_CHILDREN and the reaped children's I/O (this process is single-threaded)."""
+
+    def __init__(self) -> None:
+        self.own = os.open(f"/proc/self/task/{os.getpid()}/io", os.O_RDONLY)
+        self.whole = os.open("/proc/self/io", os.O_RDONLY)
+
+    def snapshot(self) -> tuple[float, float, dict[str, int]]:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        own_raw = os.pread(self.own, 4096, 0)  # read first: its bytes are taken off below
+        whole, own = _io(os.pread(self.whole, 4096, 0)), _io(own_raw)
+        io = {key: whole.get(key, 0) - own.get(key, 0) for key in IO_KEYS}
+        io["rchar"] -= len(own_raw)
+        return usage.ru_utime, usage.ru_stime, io
+
+
+def _io(data: bytes) -> dict[str, int]:
+    out = {}
+    for line in data.splitlines():
+        key, _, value = line.partition(b": ")
+        out[key.decode()] = int(value)
+    return out
+
+
+class Spawner:
+    def __init__(self, pid1: bool) -> None:
+        self.pid1 = pid1
+        self.counters = Counters()
+        self.pid = 0
+        self.pidfd = -1
+        self.status: int | None = None
+        self.rss = 0
+        self.before: tuple[float, float, dict[str, int]] | None = None
+        self.uid: int | None = None
+
+    def spawn(self, req: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        if self.pid:
+            self.finish()  # one program at a time: a forgotten one does not outlive its turn
+        self.before = self.counters.snapshot()
+        self.status, self.rss, self.uid = None, 0, req.get("uid")
+        pid = os.fork()
+        if pid == 0:
+            _child(req, fds)
+        self.pid, self.pidfd = pid, os.pidfd_open(pid)
+        return {"ok": True}
+
+    def wait(self, timeout: float) -> dict[str, Any]:
+        if self.pid and self.status is None:
+            select.select([self.pidfd], [], [], max(0.0, timeout))
+            self._reap_main(os.WNOHANG)
+        return {"status": self.status}
+
+    def _reap_main(self, flags: int) -> None:
+        try:
+            pid, status, usage = os.wait4(self.pid, flags)
+        except ChildProcessError:
+            return
+        if pid:
+            self.status = status
+            self.rss = max(self.rss, usage.ru_maxrss)
+
+    def finish(self) -> dict[str, Any]:
+        if not self.pid:
+            return {"status": None, "resources": {}}
+        self._kill_all()
+        after = self.counters.snapshot()
+        before = self.before or after
+        resources: dict[str, Any] = {
+            "cpu_user_s": round(max(0.0, after[0] - before[0]), 6),
+            "cpu_system_s": round(max(0.0, after[1] - before[1]), 6),
+            "max_rss_kib": int(self.rss),
+            **{key: max(0, after[2][key] - before[2][key]) for key in IO_KEYS},
+        }
+        os.close(self.pidfd)
+        self.pid, self.pidfd = 0, -1
+        _remove_ipc(self.uid)
+        return {"status": self.status, "resources": resources}
+
+    def _kill_all(self) -> None:
+        """SIGKILL every process of the run and reap them all, the program first."""
+        for attempt in range(500):
+            if self.pid1:  # everything in the namespace but this process
+                targets = [-1]
+            else:  # the program's group while its unreaped pid holds the group's id; then
+                # whatever was reparented to this subreaper
+                targets = [-self.pid] if self.status is None else []
+                targets += _children() if attempt else []
+            for target in targets:
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if self.status is None:
+                self._reap_main(0 if attempt else os.WNOHANG)
+            while True:
+                try:
+                    pid, _, usage = os.wait4(-1, os.WNOHANG)
+                except ChildProcessError:
+                    return
+                if pid == 0:
+                    break
+                self.rss = max(self.rss, usage.ru_maxrss)
+            time.sleep(0.001 if attempt < 20 else 0.01)
+
+
+def _children() -> list[int]:
+    """This process's children (orphans of a run reparent to it: it is a subreaper)."""
+    me, found = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    stat = fh.read()
+                if int(stat[stat.rindex(b")") + 2 :].split()[1]) == me:
+                    found.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+_IPC = {"shm": 0, "msg": 1, "sem": 2}
+
+
+def _remove_ipc(uid: int | None) -> None:
+    """Remove the System V IPC objects a run left (they outlive processes; the namespace is
+    shared by the runs). Only the owner may, so a child takes the run's uid to do it."""
+    found: list[tuple[int, int]] = []
+    if uid is None:
+        return
+    for kind, code in _IPC.items():
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                lines = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        # key, id, perms, size/..., cpid, lpid, ... uid: only the run's own objects
+        found += [(code, int(f[1])) for f in map(str.split, lines) if len(f) > 7 and _owned(f, uid)]
+    if not found:
+        return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            for code, ident in found:
+                if code == 0:
+                    _LIBC.shmctl(ident, 0, None)  # IPC_RMID
+                elif code == 1:
+                    _LIBC.msgctl(ident, 0, None)
+                else:
+                    _LIBC.semctl(ident, 0, 0)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _owned(fields: list[str], uid: int) -> bool:
+    return str(uid) in fields[4:]
+
+
+def serve(sock: socket.socket, pid1: bool) -> None:
+    spawner = Spawner(pid1)
+    sock.send(json.dumps({"ready": True}).encode())
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
+        except (ConnectionError, OSError):
+            return
+        if not data:
+            return
+        req = json.loads(data)
+        try:
+            if req["op"] == "spawn":
+                reply = spawner.spawn(req, fds)
+            elif req["op"] == "wait":
+                reply = spawner.wait(float(req["timeout"]))
+            elif req["op"] == "finish":
+                reply = spawner.finish()
+            else:
+                reply = {"error": f"unknown op {req['op']!r}"}
+        except Exception as exc:  # noqa: BLE001 - the trusted side reports it as infra
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            for fd in fds:
+                os.close(fd)
+        sock.send(json.dumps(reply).encode())
+
+
+def main(argv: list[str]) -> int:
+    pid1 = os.getpid() == 1
+    if not pid1 and "--subreaper" not in argv:
+        # kill(-1) is "every process of the run" only inside the run's own PID namespace.
+        print(
+            "spawner: must run as PID 1 of its own PID namespace, or --subreaper", file=sys.stderr
+        )
+        return 2
+    if not pid1 and _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        print("spawner: cannot become a child subreaper", file=sys.stderr)
+        return 2
+    # A same-uid program (a harness not run as root) must not ptrace or read this process.
+    _LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    serve(socket.socket(fileno=int(argv[1])), pid1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
