@@ -4,17 +4,21 @@
 
 For each language it takes the fixture solutions (``tests/fixtures/languages``), builds the
 exact program the harness compiles (the candidate's program and the generated driver) and
-times, interleaved, on the same machine in the same run:
+times, interleaved (which of the two goes first alternates), on the same machine in the same
+run:
 
 * **harness**: :func:`harness.languages.runner.execute` with an empty compile cache: compile
-  under bubblewrap + prlimit + setpriv, then run every case (the driver writes its frames on
-  the pipe; the values are decoded);
+  (where the language has a compile step) and run every case in the worker's warm sandbox
+  (bubblewrap, limits, a uid and a private folder per compile and run; the driver writes its
+  frames on the pipe; the values are decoded); the sandbox itself starts once per worker
+  (printed separately: it is not a per-sample cost);
 * **bare**: the same compiler command and the same program run directly (no sandbox, no
   limits, the same environment), reading the same frames from the same pipe.
 
-It prints the mean seconds per sample of each, the overhead (harness / bare - 1), and how many
-problems of HumanEval and sanitized MBPP (test split) translate into the language. Timings on a
-shared machine are noisy: run it with nothing else busy, or compare medians of several runs.
+It prints the mean and median seconds per sample of each, the overhead (harness / bare - 1, of
+the means), and how many problems of HumanEval and sanitized MBPP (test split) translate into
+the language. Timings on a shared machine are noisy: run it with nothing else busy, or compare
+medians of several runs.
 """
 
 from __future__ import annotations
@@ -110,7 +114,7 @@ def measure(language_name: str, samples: int, repeats: int) -> dict[str, Any]:
     import make_samples
 
     from harness.completions import assemble_program
-    from harness.languages import compile_cache
+    from harness.languages import compile_cache, launch, sandboxed
     from harness.languages.registry import get_language
     from suites.registry import load_suite
 
@@ -118,21 +122,28 @@ def measure(language_name: str, samples: int, repeats: int) -> dict[str, Any]:
     problems = {p.task_id: p for p in load_suite(f"humaneval-{language_name}")}
     solutions = list(make_samples.solutions(language_name).items())[:samples]
     harness_times, bare_times = [], []
-    saved = os.environ.get("CODEEVAL_CACHE")
+    # The worker's warm sandbox, started before the clock (once per worker and thread).
+    started = time.perf_counter()
+    launch.launcher(
+        (), language.build().keep_paths, sandboxed.bubblewrap_usable(), compile_cache.cache_root()
+    )
+    sandbox_start_s = time.perf_counter() - started
+    turn = 0
     for _ in range(repeats):
         for task, (completion, _) in solutions:
             problem = problems[f"{language_name}/{task}"]
             program = assemble_program(problem, completion).program
             source = compile_cache.full_source(problem, program)
-            # A fresh cache each time: the harness compiles, as the bare side does.
-            os.environ["CODEEVAL_CACHE"] = tempfile.mkdtemp(prefix="codeeval-bench-cache-")
-            harness_times.append(harness_seconds(problem, program))
-            shutil.rmtree(os.environ["CODEEVAL_CACHE"], ignore_errors=True)
-            bare_times.append(bare_seconds(language, source, len(problem.cases)))
-    if saved is None:
-        os.environ.pop("CODEEVAL_CACHE", None)
-    else:
-        os.environ["CODEEVAL_CACHE"] = saved
+            for side in ("harness", "bare") if turn % 2 == 0 else ("bare", "harness"):
+                if side == "harness":
+                    harness_times.append(harness_seconds(problem, program))
+                    # An empty cache for the next sample: the harness compiles, as bare does.
+                    shutil.rmtree(
+                        os.path.join(compile_cache.cache_root(), language_name), ignore_errors=True
+                    )
+                else:
+                    bare_times.append(bare_seconds(language, source, len(problem.cases)))
+            turn += 1
     harness_mean, bare_mean = statistics.mean(harness_times), statistics.mean(bare_times)
     return {
         "language": language_name,
@@ -143,6 +154,7 @@ def measure(language_name: str, samples: int, repeats: int) -> dict[str, Any]:
         "harness_median_s": round(statistics.median(harness_times), 4),
         "bare_median_s": round(statistics.median(bare_times), 4),
         "overhead": round(harness_mean / bare_mean - 1, 4),
+        "sandbox_start_s": round(sandbox_start_s, 4),
         "translated": translated_counts(language_name),
     }
 
@@ -168,26 +180,33 @@ def main() -> None:
                 print(f"{name:<6}HumanEval {he[0]}/{he[1]}, MBPP sanitized (test) {mb[0]}/{mb[1]}")
         return
     saved = os.environ.get("CODEEVAL_CACHE")
+    # One cache folder for the run (the warm sandbox binds it), emptied after every sample.
+    os.environ["CODEEVAL_CACHE"] = tempfile.mkdtemp(prefix="codeeval-bench-cache-")
     results = []
-    for name in args.languages.split(","):
-        if saved is not None:
-            os.environ["CODEEVAL_CACHE"] = saved
-        else:
+    try:
+        for name in args.languages.split(","):
+            result = measure(name.strip(), args.samples, args.repeats)
+            results.append(result)
+            if args.json:
+                print(json.dumps(result), flush=True)
+    finally:
+        shutil.rmtree(os.environ["CODEEVAL_CACHE"], ignore_errors=True)
+        if saved is None:
             os.environ.pop("CODEEVAL_CACHE", None)
-        result = measure(name.strip(), args.samples, args.repeats)
-        results.append(result)
-        if args.json:
-            print(json.dumps(result), flush=True)
+        else:
+            os.environ["CODEEVAL_CACHE"] = saved
     if args.json:
         return
     print(
-        f"{'language':<9}{'samples':>8}{'harness s':>11}{'bare s':>9}{'overhead':>10}  translated"
+        f"{'language':<9}{'samples':>8}{'harness s':>11}{'bare s':>9}{'overhead':>10}"
+        f"{'medians h/b':>14}{'sandbox start':>15}  translated"
     )
     for r in results:
         he, mb = r["translated"]["humaneval"], r["translated"]["mbpp-sanitized"]
         print(
             f"{r['language']:<9}{r['samples']:>8}{r['harness_s']:>11.3f}{r['bare_s']:>9.3f}"
-            f"{r['overhead']:>+10.1%}{r['harness_median_s']:>7.3f}/{r['bare_median_s']:<6.3f}"
+            f"{r['overhead']:>+10.1%}{r['harness_median_s']:>8.3f}/{r['bare_median_s']:<6.3f}"
+            f"{r['sandbox_start_s']:>14.3f}s"
             f"  HumanEval {he[0]}/{he[1]}, MBPP sanitized {mb[0]}/{mb[1]}"
         )
 
