@@ -144,14 +144,17 @@ class Sandbox:
         root = str(deps_root())
         self._deps_root = root if os.path.isdir(root) else None
         # -s -P instead of -I: -I would also ignore PYTHONHASHSEED; the environment is ours.
+        # -S: the server runs site itself (server.load_deferring_fork_hooks).
         if self.uses_bwrap:
             server = f"{bwrap.INSIDE_MOUNT}/server.py"
             binds = [(root, DEPS_MOUNT)] if self._deps_root else []
             return bwrap.build_command(
-                self.settings.hide_paths, [sys.executable, "-u", "-s", "-P", server, cfg], binds
+                self.settings.hide_paths,
+                [sys.executable, "-u", "-S", "-s", "-P", server, cfg],
+                binds,
             )
         server = str(bwrap.INSIDE_DIR / "server.py")
-        return [sys.executable, "-u", "-s", "-P", server, cfg]
+        return [sys.executable, "-u", "-S", "-s", "-P", server, cfg]
 
     def _start(self) -> None:
         self._stop()

@@ -16,6 +16,7 @@ import sys
 import threading as _threading
 import time
 import types
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 NOBODY = 65534
@@ -193,10 +194,17 @@ def run(
     cfg: dict[str, Any],
     workdir: str,
     cpu_s: int,
+    fork_hooks: Sequence[Mapping[str, Any]] = (),
 ) -> NoReturn:
-    """Run the program and cases ``first..`` of ``request``; never returns."""
+    """Run the program and cases ``first..`` of ``request``; never returns.
+
+    ``fork_hooks`` are the at-fork hooks the server deferred (``server.load_deferring_fork_hooks``):
+    registered again here, they run at forks the candidate makes, as in a plain interpreter.
+    """
     code = 0
     try:
+        for hooks in fork_hooks:
+            os.register_at_fork(**hooks)
         confine(cfg, workdir, wfd, cpu_s)
         os.write(RESULT_FD, codec.MAGIC + bytes([5]) + first.to_bytes(4, "big") + bytes(4))
         _run(codec, request, first, _Sender(codec, nonce), workdir)

@@ -1,6 +1,8 @@
 """The fork server: started once per Sandbox, forks one confined child per sample.
 
-Stdlib only; run as ``python -s -P server.py CONFIG_JSON`` (inside bubblewrap when it works).
+Stdlib only; run as ``python -S -s -P server.py CONFIG_JSON`` (inside bubblewrap when it works):
+with ``-S`` the server runs ``site`` itself, so that it can defer the at-fork hooks that the
+start-up registers (:func:`load_deferring_fork_hooks`).
 It talks to the trusted side over its stdin/stdout with length-prefixed JSON messages, and
 enforces the case timeouts and the sample budget by reading the child's frames with deadlines.
 It never decodes values: it forwards the child's frame payloads (base64) for the trusted side
@@ -17,13 +19,11 @@ import json
 import math
 import os
 import resource
-import secrets
 import select
 import shutil
 import signal
 import struct
 import sys
-import tempfile
 import time
 import traceback
 from typing import Any
@@ -42,6 +42,8 @@ PRELOAD = (
     "io textwrap unicodedata"
 ).split()
 _LEN = struct.Struct(">I")
+# Modules whose at-fork hooks are deferred (below); the server never starts a thread.
+FORK_HOOK_MODULES = ("random", "threading")
 # The accounting keys of a sample (docs/formats.md, ``execution``); every language emits them.
 IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes")
 
@@ -95,7 +97,9 @@ class Server:
         self.codec = codec
         self.child = child
         self.pid1 = os.getpid() == 1
-        self.work_root = cfg.get("work_root") or tempfile.gettempdir()
+        self.work_root = cfg.get("work_root") or "/tmp"
+        self.fork_hooks: list[dict[str, Any]] = []  # deferred at-fork hooks (see main)
+        self._folders = 0
         self.cap = int(cfg["max_output_bytes"])
         self.counters = ChildCounters()
         self.last_counters: tuple | None = None
@@ -191,15 +195,17 @@ class Server:
         """Fork one child for cases ``first..``; fill their slots; return the next case."""
         cases = req["cases"]
         codec = self.codec
-        workdir = tempfile.mkdtemp(prefix="s", dir=self.work_root)
+        workdir = self._private_folder()
         rfd, wfd = os.pipe()
-        nonce = secrets.token_hex(8)
+        nonce = os.urandom(8).hex()
         cpu_s = max(1, math.ceil(budget_end - time.monotonic()) + 1)
         pid = os.fork()
         if pid == 0:  # the child: never returns into the server loop
             try:
                 os.close(rfd)
-                self.child.run(codec, req, first, wfd, nonce, self.cfg, workdir, cpu_s)
+                self.child.run(
+                    codec, req, first, wfd, nonce, self.cfg, workdir, cpu_s, self.fork_hooks
+                )
             finally:
                 os._exit(71)
         os.close(wfd)
@@ -298,6 +304,17 @@ class Server:
             return len(cases)
         st["slots"][expected] = verdict
         return expected + 1
+
+    def _private_folder(self) -> str:
+        """A new folder for one child (the work root is the server's own: a counter is unique)."""
+        while True:
+            self._folders += 1
+            path = os.path.join(self.work_root, f"s{os.getpid()}-{self._folders}")
+            try:
+                os.mkdir(path, 0o700)
+                return path
+            except FileExistsError:  # left over from an earlier server with the same pid
+                continue
 
     def _finish(self, pid: int, pidfd: int, rfd: int, workdir: str, st: dict) -> int:
         """Kill the child and everything it left, collect rusage and output, clean up."""
@@ -446,14 +463,11 @@ def main(argv: list[str]) -> int:
     os.close(null)
     # The server runs with -u: sys.stdout and sys.stderr are unbuffered, so a child's output
     # reaches its files even if it is killed mid-case.
-    for name in PRELOAD:
-        try:
-            __import__(name)
-        except Exception:  # noqa: BLE001 - optional (numpy)
-            pass
+    fork_hooks = load_deferring_fork_hooks(PRELOAD)
     codec = _load("codec.py")
     child = _load("child.py")
     server = Server(cfg, codec, child)
+    server.fork_hooks = fork_hooks
     # Everything loaded so far goes to the permanent generation: a child's garbage collection
     # then never walks (and copies on write) the server's whole heap.
     gc.collect()
@@ -475,6 +489,35 @@ def main(argv: list[str]) -> int:
             reply = {"infra": "fork server error:\n" + traceback.format_exc()[-4000:]}
         reply["id"] = request.get("id")
         write_message(out_fd, reply)
+
+
+def load_deferring_fork_hooks(modules: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
+    """Run ``site`` (the server starts with ``-S``) and import ``modules``; return the at-fork
+    hooks that this registered, instead of letting them run at every fork of a sample.
+
+    Hooks registered with ``os.register_at_fork`` run in every forked child: ``threading``'s
+    (``site``'s .pth files may import it) and ``random``'s reseed from urandom cost ~0.5 ms of
+    CPU per sample, mostly copy-on-write faults. The server never starts a thread, so
+    threading's bookkeeping has nothing to fix in its children, and each child seeds
+    ``random`` from its request. The child registers the hooks again
+    (:func:`child.run`), so forks the candidate makes itself get them as usual.
+    """
+    hooks: list[dict[str, Any]] = []
+    register = os.register_at_fork
+    os.register_at_fork = lambda **kinds: hooks.append(kinds)  # type: ignore[assignment]
+    try:
+        if sys.flags.no_site:
+            import site
+
+            site.main()  # what start-up does without -S: site-packages and .pth files
+        for name in (*FORK_HOOK_MODULES, *modules):
+            try:
+                __import__(name)
+            except Exception:  # noqa: BLE001 - optional (numpy)
+                pass
+    finally:
+        os.register_at_fork = register
+    return hooks
 
 
 def _compiled(problem: dict[str, Any]) -> dict[str, Any]:
