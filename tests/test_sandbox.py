@@ -120,13 +120,35 @@ def test_timeout_while_loading_hits_every_case(sandbox: Sandbox) -> None:
 
 
 def test_budget_stops_the_sample(sandbox: Sandbox) -> None:
-    prog = "def add(a, b):\n    while True:\n        pass\n"
+    # Loops on every other case (never two timeouts in a row): the budget stops it.
+    prog = "def add(a, b):\n    while a % 2 == 0:\n        pass\n    return a + b\n"
     request = SampleRequest(prog, "add", add_cases(6, timeout_s=0.5), budget_s=1.2)
     start = time.monotonic()
     result = sandbox.run(request)
     assert time.monotonic() - start < 6.0
-    assert {c.status for c in result.cases.values()} == {"timeout"}
+    statuses = [c.status for c in result.cases.values()]
+    assert statuses[:4] == ["timeout", "ok", "timeout", "ok"]
+    assert statuses[4:] == ["timeout", "timeout"]
     assert "budget" in result.cases["c5"].message
+
+
+def test_two_timeouts_in_a_row_stop_the_sample(sandbox: Sandbox) -> None:
+    prog = "def add(a, b):\n    while True:\n        pass\n"
+    start = time.monotonic()
+    result = sandbox.run(SampleRequest(prog, "add", add_cases(6, timeout_s=0.5), budget_s=10))
+    # Two limits, not six: a sample that loops on every input costs what two cases cost.
+    assert time.monotonic() - start < 2.5
+    cases = list(result.cases.values())
+    assert {c.status for c in cases} == {"timeout"}
+    assert [c.message for c in cases[:2]] == ["timed out after 0.5s"] * 2
+    assert {c.message for c in cases[2:]} == {"not run: the 2 cases before it timed out"}
+
+
+def test_one_timeout_keeps_the_other_cases(sandbox: Sandbox) -> None:
+    prog = "def add(a, b):\n    while a in (0, 2):\n        pass\n    return a + b\n"
+    result = sandbox.run(SampleRequest(prog, "add", add_cases(4, timeout_s=0.5), budget_s=10))
+    assert [c.status for c in result.cases.values()] == ["timeout", "ok", "timeout", "ok"]
+    assert result.cases["c3"].values == [13]
 
 
 def test_exit_inside_a_call_crashes_only_that_case(sandbox: Sandbox) -> None:

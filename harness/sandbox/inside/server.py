@@ -42,6 +42,9 @@ PRELOAD = (
     "io textwrap unicodedata"
 ).split()
 _LEN = struct.Struct(">I")
+# After this many cases in a row ran past their limits, the sample's other cases are not run.
+TIMEOUTS_IN_A_ROW = 2
+STOPPED_AFTER_TIMEOUTS = f"not run: the {TIMEOUTS_IN_A_ROW} cases before it timed out"
 # Modules whose at-fork hooks are deferred (below); the server never starts a thread.
 FORK_HOOK_MODULES = ("random", "threading")
 # The accounting keys of a sample (docs/formats.md, ``execution``); every language emits them.
@@ -166,8 +169,16 @@ class Server:
         # reaped in between): one snapshot per sample.
         before = self.last_counters or self.counters.snapshot()
         next_case, first_segment = 0, True
+        slots = state["slots"]
         while next_case < len(cases) and state["infra"] is None:
             if time.monotonic() >= budget_end:
+                break
+            if next_case >= TIMEOUTS_IN_A_ROW and all(
+                _is_timeout(slots[i]) for i in range(next_case - TIMEOUTS_IN_A_ROW, next_case)
+            ):
+                # A sample that loops on every input would otherwise cost every case's limit.
+                for i in range(next_case, len(cases)):
+                    slots[i] = _verdict("timeout", STOPPED_AFTER_TIMEOUTS)
                 break
             next_case = self._segment(req, next_case, budget_end, first_segment, state)
             first_segment = False
@@ -439,6 +450,10 @@ def _drain(fd: int) -> bytes:
             break
         data += chunk
     return bytes(data)
+
+
+def _is_timeout(slot: dict[str, Any] | None) -> bool:
+    return slot is not None and slot.get("kind") == "verdict" and slot.get("status") == "timeout"
 
 
 def _verdict(status: str, message: str, duration: float = 0.0) -> dict[str, Any]:
