@@ -200,11 +200,11 @@ ADD = {
     "java": "        if (x == 0) {{ {work} }}\n        return x + y;\n    }}\n}}\n",
     "rs": "    if x == 0 {{ {work} }}\n    x + y\n}}\n",
 }
-BUSY = {
+BUSY = {  # xorshift: a serial chain an optimizer cannot shorten
     "js": "if (x === 0) { let h = 1; for (let i = 0; i < 3e8; i++) h = (h * 31 + i) | 0; if (h === 42) return -1; }",
-    "cpp": "unsigned long h = 1; for (long i = 0; i < 300000000L; i++) h = h * 6364136223846793005UL + i; if (h == 42) return -1;",
-    "java": "long h = 1; for (long i = 0; i < 300000000L; i++) h = h * 6364136223846793005L + i; if (h == 42) return -1;",
-    "rs": "let mut h: u64 = 1; for i in 0..300_000_000u64 { h = h.wrapping_mul(6364136223846793005).wrapping_add(i); } if h == 42 { return -1; }",
+    "cpp": "unsigned long h = 1 + y; for (long i = 0; i < 300000000L; i++) { h ^= h << 13; h ^= h >> 7; h ^= h << 17; h += i; } if (h == 42) return -1;",
+    "java": "long h = 1 + y; for (long i = 0; i < 300000000L; i++) { h ^= h << 13; h ^= h >>> 7; h ^= h << 17; h += i; } if (h == 42) return -1;",
+    "rs": "let mut h: u64 = 1 + y as u64; for i in 0..300_000_000u64 { h ^= h << 13; h ^= h >> 7; h ^= h << 17; h = h.wrapping_add(i); } if h == 42 { return -1; }",
 }
 ALLOC = {
     "js": "if (x === 0) { const b = Buffer.alloc(200 * 1024 * 1024, 1); if (b[12345] === 7) return -1; }",

@@ -194,7 +194,7 @@ class Spawner:
                 except (ProcessLookupError, PermissionError):
                     pass
             if self.status is None:
-                self._reap_main(0 if attempt else os.WNOHANG)
+                self._reap_main(0)  # killed: it ends at once (the rest is polled below)
             while True:
                 try:
                     pid, _, usage = os.wait4(-1, os.WNOHANG)
