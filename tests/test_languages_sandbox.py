@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -167,6 +168,11 @@ def test_a_sandbox_per_thread_and_setting(tmp_path: Path) -> None:
     thread.join()
     assert other[0] is not first
     assert launch.launcher((), (), False, cache).use_bwrap is False
+    # A cache folder deleted and made again is a new folder: the old bind would not see it.
+    shutil.rmtree(cache)
+    os.makedirs(cache)
+    assert not first.alive()
+    assert launch.launcher((), (), True, cache) is not first
 
 
 def test_the_cache_folders_cannot_be_listed(sandbox: launch.WarmSandbox) -> None:

@@ -90,6 +90,7 @@ class WarmSandbox:
         self.runs = tempfile.mkdtemp(prefix="codeeval-runs-", dir=shm)
         os.chmod(self.runs, 0o711)
         _close_cache(self.cache)
+        self.cache_id = _identity(self.cache)  # the folder bound in, not just its name
         self.pid = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         spawner = str(Path(__file__).with_name("spawner.py"))
@@ -121,7 +122,7 @@ class WarmSandbox:
         finally:
             theirs.close()
         self.sock = ours
-        self._finalizer = weakref.finalize(self, _shutdown, self.proc, ours, self.runs)
+        self._finalizer = weakref.finalize(self, _shutdown, self.proc, ours, self.runs, self.pid)
         self.sock.settimeout(START_TIMEOUT_S)
         try:
             hello = self.sock.recv(4096)
@@ -139,7 +140,12 @@ class WarmSandbox:
         return self.errors.read(2000).decode("utf-8", "replace").strip() or "(no message)"
 
     def alive(self) -> bool:
-        return self.pid == os.getpid() and self.proc.poll() is None
+        """Still usable: this process's, running, and its cache folder not replaced."""
+        return (
+            self.pid == os.getpid()
+            and self.proc.poll() is None
+            and _identity(self.cache) == self.cache_id
+        )
 
     def close(self) -> None:
         self._finalizer()
@@ -280,6 +286,14 @@ def _seal(folder: str) -> None:
     os.chmod(folder, 0o755)
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
 def _close_cache(cache: str) -> None:
     """The cache and its language and hash-prefix folders: 0711 (caches written before)."""
     closed_dirs(cache)
@@ -291,8 +305,10 @@ def _close_cache(cache: str) -> None:
                     os.chmod(sub.path, 0o711)
 
 
-def _shutdown(proc: subprocess.Popen[bytes], sock: socket.socket, runs: str) -> None:
+def _shutdown(proc: subprocess.Popen[bytes], sock: socket.socket, runs: str, pid: int) -> None:
     sock.close()  # the spawner reads EOF and exits (in bubblewrap its namespace dies with it)
+    if os.getpid() != pid:  # a forked copy of the owner: the sandbox is not its to end
+        return
     try:
         proc.wait(timeout=2)
     except subprocess.TimeoutExpired:
