@@ -118,6 +118,29 @@ def test_js_parse_errors_are_compile_errors(humaneval_js: dict[str, Problem]) ->
         assert "compile failed" not in execution.notes
 
 
+def test_js_syntax_reward_comes_from_the_run(
+    humaneval_js: dict[str, Problem], tmp_path: Path
+) -> None:
+    _needs("js")
+    from harness.evaluate import evaluate
+    from harness.records import Sample
+
+    problem = humaneval_js["js/HumanEval/53"]
+    bodies = {
+        "ok": "  return x + y;\n}\n",
+        "parse": "  return (;\n}\n",
+        "thrown": "  return x + y;\n}\nJSON.parse('{');\n",
+    }
+    samples = [Sample(problem.task_id, body, name) for name, body in bodies.items()]
+    rows = {
+        r["sample_id"]: r for r in evaluate([problem], samples, reward="weighted", out_dir=tmp_path)
+    }
+    syntax = {name: row["analyzers"]["syntax"]["ok"] for name, row in rows.items()}
+    assert syntax == {"ok": True, "parse": False, "thrown": True}
+    assert rows["parse"]["reward_parts"]["syntax"] == 0.0 < rows["thrown"]["reward_parts"]["syntax"]
+    assert rows["ok"]["status"] == "passed" and rows["thrown"]["status"] == "failed"
+
+
 def test_compile_results_are_cached_by_source() -> None:
     _needs("cpp")
     from suites.registry import load_suite
