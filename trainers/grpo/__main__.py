@@ -24,7 +24,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from trainers.common import distributed
     from trainers.grpo.trainer import train
 
-    metrics = train(config)
+    try:
+        metrics = train(config)
+    except ConfigError as exc:  # found once the data and the processes are known
+        if distributed.env_world().is_main:  # every process stops; one says why
+            print(f"trainers.grpo: {exc}", file=sys.stderr)
+        distributed.shutdown()
+        return 2
     if distributed.env_world().is_main:  # one summary line, not one per process
         print(json.dumps({"output_dir": config.output.dir, **metrics}, default=str))
     distributed.shutdown()

@@ -18,7 +18,9 @@ class GRPOSettings:
     """Single-agent GRPO through TRL's ``GRPOTrainer``."""
 
     num_generations: int = help_field(4, help="G: completions sampled per prompt (group size)")
-    prompts_per_step: int = help_field(1, help="distinct prompts per optimizer step")
+    prompts_per_step: int = help_field(
+        1, help="distinct prompts per optimizer step, in each process (as TRL's batch size)"
+    )
     max_new_tokens: int = help_field(256, help="tokens generated per completion")
     temperature: float = help_field(0.8, help="sampling temperature for training rollouts")
     top_p: float = help_field(1.0, help="nucleus sampling for training rollouts")

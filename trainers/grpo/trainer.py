@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import Problem
-from trainers.common.config import to_dict
+from trainers.common.config import ConfigError, to_dict
 from trainers.common.logger import MetricsLogger
 from trainers.grpo.config import GRPORunConfig
 from trainers.grpo.data import make_dataset, usable
@@ -145,6 +145,8 @@ def build_trainer(
         train, evals = load_problems(config)
     else:
         train, evals = list(problems), []
+    args = to_trl_args(config)
+    check_enough_prompts(len(train), args.generation_batch_size // args.num_generations)
     if reward_fn is None:
         reward_fn = HarnessReward(
             {p.task_id: p for p in [*train, *evals]},
@@ -170,7 +172,7 @@ def build_trainer(
     trainer = GRPOTrainer(
         model=policy.model,
         reward_funcs=[reward_fn],
-        args=to_trl_args(config),
+        args=args,
         train_dataset=make_dataset(train, config.grpo.system_prompt),
         processing_class=policy.tokenizer,
         callbacks=[
@@ -178,6 +180,17 @@ def build_trainer(
         ],
     )
     return GRPORun(trainer, policy, reward_fn, logger, train, evals)
+
+
+def check_enough_prompts(available: int, per_batch: int) -> None:
+    """TRL draws whole batches of ``per_batch`` prompts (``prompts_per_step`` x processes x
+    accumulation steps) and drops a short one: with fewer prompts it trains 0 steps silently."""
+    if available < per_batch:
+        raise ConfigError(
+            f"dataset: {available} usable problem(s), but one generation batch takes {per_batch} "
+            "(grpo.prompts_per_step x processes x grpo.gradient_accumulation_steps); widen "
+            "dataset.train_split or lower grpo.prompts_per_step"
+        )
 
 
 def resume_path(config: GRPORunConfig) -> str | bool | None:
