@@ -13,6 +13,12 @@ problems present in both runs, and fails a suite when
   bootstrap over problems;
 
 or when ``fail_under`` is set and the run's pass@1 is below it.
+
+A suite of which no sample could be judged (every one an infrastructure or data error, e.g. a
+suite whose problems all need an unfetched dependency overlay) has no pass@1. In the baseline
+it cannot be regressed from: the suite is not compared, and a note says so. In the run it
+fails the gate when the baseline judged that suite (what was measured is gone) and when a floor
+is set (a floor that nothing was measured against is not met); the reason names the errors.
 """
 
 from __future__ import annotations
@@ -152,8 +158,8 @@ class SuiteVerdict:
     """The gate's finding for one suite."""
 
     suite: str
-    current_pass1: float
-    baseline_pass1: float | None = None
+    current_pass1: float | None  # None: no sample of the suite could be judged in this run
+    baseline_pass1: float | None = None  # None: no baseline, or none of its samples judged
     compared: int = 0
     drop: float = 0.0
     max_drop: float = 0.0
@@ -167,6 +173,7 @@ class SuiteVerdict:
     only_current: list[str] = field(default_factory=list)
     fail_under: float | None = None
     reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said, but no failure
 
     @property
     def passed(self) -> bool:
@@ -191,7 +198,8 @@ def compare_suite(
 ) -> SuiteVerdict:
     """Compare one suite's per-problem results with a baseline's and decide.
 
-    ``baseline`` None means only the floor (``fail_under``) applies.
+    ``baseline`` None means only the floor (``fail_under``) applies. An empty ``current`` or
+    ``baseline`` (no problem judged: only errors) is the module docstring's no-pass@1 case.
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
@@ -199,16 +207,38 @@ def compare_suite(
         raise ValueError(f"max_drop must be >= 0, got {max_drop}")
     verdict = SuiteVerdict(
         suite=suite,
-        current_pass1=mean_rate(current),
+        current_pass1=mean_rate(current) if current else None,
         max_drop=max_drop,
         confidence=confidence,
         fail_under=fail_under,
     )
-    if fail_under is not None and verdict.current_pass1 < fail_under:
-        verdict.reasons.append(
-            f"pass@1 {verdict.current_pass1:.4f} is below the floor {fail_under:.4f}"
-        )
+    if fail_under is not None:
+        if verdict.current_pass1 is None:
+            verdict.reasons.append(
+                f"no sample of this suite could be judged (all ended in errors), so the floor "
+                f"{fail_under:.4f} is not met"
+            )
+        elif verdict.current_pass1 < fail_under:
+            verdict.reasons.append(
+                f"pass@1 {verdict.current_pass1:.4f} is below the floor {fail_under:.4f}"
+            )
     if baseline is None:
+        return verdict
+    if not baseline:
+        verdict.notes.append(
+            "the baseline judged no sample of this suite (all ended in errors): it has no "
+            "pass@1, so nothing can regress from it; not compared"
+        )
+        verdict.only_current = sorted(current, key=natural_key)
+        return verdict
+    if not current:
+        verdict.baseline_pass1 = mean_rate(baseline)
+        verdict.only_baseline = sorted(baseline, key=natural_key)
+        verdict.reasons.append(
+            f"no sample of this suite could be judged in this run (all ended in errors), but "
+            f"the baseline judged {len(baseline)} problem(s) at pass@1 "
+            f"{verdict.baseline_pass1:.4f} (the run's errors and data errors say why)"
+        )
         return verdict
     common = sorted(set(current) & set(baseline), key=natural_key)
     verdict.only_baseline = sorted(set(baseline) - set(current), key=natural_key)
@@ -249,10 +279,13 @@ def compare_suite(
 def format_verdict(v: SuiteVerdict, limit: int = 20) -> list[str]:
     """Human-readable lines for a terminal or a text report."""
     lines: list[str] = []
-    head = f"{v.suite}: pass@1 {v.current_pass1:.4f}"
-    if v.baseline_pass1 is not None:
+    current = "n/a (no sample judged)" if v.current_pass1 is None else f"{v.current_pass1:.4f}"
+    head = f"{v.suite}: pass@1 {current}"
+    if v.baseline_pass1 is not None and v.compared:
         head += f" (baseline {v.baseline_pass1:.4f} on {v.compared} common problems"
         head += f", drop {v.drop:+.4f}, max drop {v.max_drop:.4f})"
+    elif v.baseline_pass1 is not None:
+        head += f" (baseline {v.baseline_pass1:.4f}, no problem compared)"
     if v.fail_under is not None:
         head += f", floor {v.fail_under:.4f}"
     lines.append(head + (" -- OK" if v.passed else " -- FAILED"))
@@ -274,6 +307,7 @@ def format_verdict(v: SuiteVerdict, limit: int = 20) -> list[str]:
         lines.append(f"  {len(v.only_baseline)} problem(s) only in the baseline (not compared)")
     if v.only_current:
         lines.append(f"  {len(v.only_current)} problem(s) only in this run (not compared)")
+    lines.extend(f"  note: {n}" for n in v.notes)
     lines.extend(f"  reason: {r}" for r in v.reasons)
     return lines
 

@@ -156,7 +156,7 @@ def summarize(
     return {
         **breakdown(rows, ks),
         "settings": settings,
-        "data_errors": [{"task_id": t, "reason": why} for _, t, why in data_errors],
+        "data_errors": [{"suite": s, "task_id": t, "reason": why} for s, t, why in data_errors],
     }
 
 

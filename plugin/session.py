@@ -271,7 +271,7 @@ class EvalSession:
                 suite = "…" + suite[-16:]
             line = f"{suite:<18}{entry['problems']:>9}{entry['samples']:>9}{entry['passed']:>8}"
             line += f"{entry['failed']:>8}{entry['timeout']:>8}{entry['errors'] + entry['data_errors']:>8}"
-            line += "".join(f"{entry.get(f'pass@{k}', float('nan')):>10.3f}" for k in ks)
+            line += _pass_at_cells(entry, ks)
             tr.write_line(line)
         languages = self.summary.get("languages", {})
         if len(languages) > 1 or any(len(e.get("suites", ())) > 1 for e in languages.values()):
@@ -279,7 +279,7 @@ class EvalSession:
                 line = f"{'[' + language + ']':<18}{entry['problems']:>9}{entry['samples']:>9}"
                 line += f"{entry['passed']:>8}{entry['failed']:>8}{entry['timeout']:>8}"
                 line += f"{entry['errors'] + entry['data_errors']:>8}"
-                line += "".join(f"{entry.get(f'pass@{k}', float('nan')):>10.3f}" for k in ks)
+                line += _pass_at_cells(entry, ks)
                 tr.write_line(line)
         for suite, entry in self.summary.get("suites", {}).items():
             if "base" in entry:  # a suite with plus cases (harness.plus)
@@ -382,6 +382,16 @@ def _parse_ks(text: str) -> list[int]:
 
 def _ks_of(entry: dict[str, Any]) -> list[int]:
     return [int(key.split("@")[1]) for key in entry if key.startswith("pass@")]
+
+
+def _pass_at_cells(entry: dict[str, Any], ks: list[int]) -> str:
+    """The terminal table's pass@k columns; "-" where a suite has no such k (none at all
+    when no sample of it could be judged: only errors and data errors)."""
+    cells = []
+    for k in ks:
+        value = entry.get(f"pass@{k}")
+        cells.append(f"{'-':>10}" if value is None else f"{value:>10.3f}")
+    return "".join(cells)
 
 
 def _natural(text: str) -> tuple[Any, ...]:

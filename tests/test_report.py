@@ -244,8 +244,13 @@ def test_compare_page(tmp_path: Path) -> None:
         ("{not json", r"summary\.json:1: column 2: not valid JSON"),
         ("[1, 2]", "expected a JSON object at the top"),
         ('{"settings": {}}', "field 'suites' is missing"),
-        ('{"suites": {"humaneval": {"problems": 3}}}', r"field 'suites\.humaneval\.pass@1'"),
+        (
+            '{"suites": {"humaneval": {"problems": 3}}}',
+            r"field 'suites\.humaneval\.pass@1' is missing, and so are the counts",
+        ),
         ('{"suites": {"humaneval": {"pass@1": 7}}}', r"must be a number in \[0, 1\]"),
+        ('{"suites": {"humaneval": {"pass@one": 0.5}}}', r"pass@one': k must be an integer"),
+        ('{"suites": {"h": {"samples": -1}}}', r"'suites\.h\.samples' must be an integer >= 0"),
     ],
 )
 def test_bad_summary_files_name_file_and_field(

@@ -69,19 +69,20 @@ def compare_page(a: RunData, b: RunData, verdicts: Sequence[gate.SuiteVerdict]) 
                     [
                         [
                             "",
-                            v.baseline_pass1 or 0.0,
-                            v.current_pass1,
-                            -v.drop,
+                            _rate(v.baseline_pass1),
+                            _rate(v.current_pass1),
+                            -v.drop if v.compared else "n/a",
                             v.compared,
                             len(v.regressed),
                             len(v.improved),
                         ]
                     ],
                 ),
+                *(h.paragraph(f"Not compared: {why}.", "muted") for why in _uncompared(v)),
                 h.paragraph(f"Significance: {test}."),
                 h.image(
                     plots.compare_scatter(
-                        pairs, a.label, b.label, v.baseline_pass1 or 0.0, v.current_pass1
+                        pairs, a.label, b.label, v.baseline_pass1 or 0.0, v.current_pass1 or 0.0
                     ),
                     f"per-problem comparison of {v.suite}",
                 )
@@ -93,3 +94,16 @@ def compare_page(a: RunData, b: RunData, verdicts: Sequence[gate.SuiteVerdict]) 
             )
         )
     return h.page(f"codeeval compare: {a.label} vs {b.label}", body)
+
+
+def _rate(value: float | None) -> float | str:
+    """A run's pass@1, or why it has none (no sample of the suite could be judged)."""
+    return "n/a (only errors)" if value is None else value
+
+
+def _uncompared(v: gate.SuiteVerdict) -> list[str]:
+    """Why a suite was not compared (one run judged none of its samples, or no common
+    problem), in the gate's words; compare is no gate, so nothing here is a failure."""
+    if v.compared:
+        return []
+    return [*v.notes, *v.reasons]

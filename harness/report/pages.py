@@ -13,7 +13,7 @@ from harness.history import History
 from harness.report import html as h
 from harness.report import plots
 from harness.report.plus import plus_section
-from harness.report.rundata import RunData
+from harness.report.rundata import RunData, has_pass_at
 from harness.results import breakdown, row_language, suite_language
 
 STATUSES = ("passed", "failed", "timeout", "error")
@@ -71,12 +71,15 @@ def run_overview(run: RunData) -> str:
     return h.section("Run", h.table(["", ""], facts), anchor="run")
 
 
-COUNTS = ("problems", "samples", "passed", "failed", "timeout", "errors")
+COUNTS = ("problems", "samples", "passed", "failed", "timeout", "errors", "data_errors")
+NO_PASS_AT = "n/a"  # a suite none of whose samples could be judged has no pass@k
 
 
 def _count_cells(stats: Mapping[str, Any], keys: Sequence[str]) -> list[Any]:
+    # A k above a suite's samples per problem leaves its cell empty; no pass@k at all is n/a.
+    missing = None if has_pass_at(stats) else NO_PASS_AT
     return [int(stats.get(c, 0)) for c in COUNTS] + [
-        float(stats[k]) if k in stats else None for k in keys
+        float(stats[k]) if k in stats else missing for k in keys
     ]
 
 
@@ -93,13 +96,24 @@ def languages_of(run: RunData) -> dict[str, Any]:
 
 
 def pass_at_table(run: RunData) -> str:
-    keys = _pass_at_keys(run.summary)
+    keys = _pass_at_keys(run.summary) or ["pass@1"]  # a column that says n/a, not none
     rows = []
+    unjudged = []
     for suite, stats in run.summary.get("suites", {}).items():
         language = stats.get("language") or suite_language(suite)
         rows.append([suite, language, *_count_cells(stats, keys)])
+        if not has_pass_at(stats):
+            unjudged.append(suite)
     headers = ["suite", "language", *COUNTS, *keys]
     parts = [h.table(headers, rows)]
+    if unjudged:
+        parts.append(
+            h.paragraph(
+                f"No pass@k for {', '.join(unjudged)}: no sample could be judged (every one an "
+                "error or a data error, see below), or fewer samples per problem than any k.",
+                "muted",
+            )
+        )
     languages = languages_of(run)
     if languages:
         by_language = [

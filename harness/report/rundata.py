@@ -64,12 +64,46 @@ def load_summary(path: Path) -> dict[str, Any]:
     for name, stats in suites.items():
         if not isinstance(stats, dict):
             raise RunFileError(f"{path}: field 'suites.{name}' must be an object")
-        value = stats.get("pass@1")
-        if value is None:
-            raise RunFileError(f"{path}: field 'suites.{name}.pass@1' is missing")
-        if not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-            raise RunFileError(f"{path}: field 'suites.{name}.pass@1' must be a number in [0, 1]")
+        _check_suite(path, str(name), stats)
     return data
+
+
+COUNT_FIELDS = ("problems", "samples", "passed", "failed", "timeout", "errors", "data_errors")
+
+
+def _check_suite(path: Path, name: str, stats: dict[str, Any]) -> None:
+    """A suite's pass@k values and counts. pass@k may be absent, but then the counts must
+    say why: a suite whose every sample was an error (e.g. every problem a data error, see
+    docs/dependencies.md) has no pass@k, nor has one with fewer samples per problem than
+    the smallest k asked for."""
+    for key, value in stats.items():
+        if not str(key).startswith("pass@"):
+            continue
+        if not str(key)[5:].isdigit() or int(str(key)[5:]) < 1:
+            raise RunFileError(f"{path}: field 'suites.{name}.{key}': k must be an integer >= 1")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not 0.0 <= float(value) <= 1.0
+        ):
+            raise RunFileError(f"{path}: field 'suites.{name}.{key}' must be a number in [0, 1]")
+    for key in COUNT_FIELDS:
+        value = stats.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise RunFileError(f"{path}: field 'suites.{name}.{key}' must be an integer >= 0")
+    if not has_pass_at(stats) and "samples" not in stats:
+        raise RunFileError(
+            f"{path}: field 'suites.{name}.pass@1' is missing, and so are the counts that "
+            "would say why (a suite without pass@k, e.g. one of only data errors, still "
+            "gives 'samples')"
+        )
+
+
+def has_pass_at(stats: Any) -> bool:
+    """Whether a suite's summary entry has any pass@k (none when no sample could be judged)."""
+    return isinstance(stats, dict) and any(str(k).startswith("pass@") for k in stats)
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
