@@ -16,7 +16,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,7 @@ def evaluate(
     pytest_session: bool = False,
     executor: str | Executor = "local",
     address: str | None = None,
+    row_extras: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate ``samples`` of ``problems``; rows in the order of ``samples``.
 
@@ -73,13 +74,23 @@ def evaluate(
     actors, the batch split by problem; :mod:`harness.executors.ray_executor`) or any
     :class:`harness.executors.Executor`; the rows are the same. ``address``: an existing Ray
     cluster's (``ray://host:10001`` or ``auto``); default: the connected one, or a new local one.
+    ``row_extras``: one dict per sample (in the order of ``samples``) put on its row before the
+    reward is computed: what a trainer knows beside the program (MAGRPO's ``agent_code`` and
+    ``required_methods`` for ClassEval's class levels). The batch is otherwise scored exactly
+    as without them: the reward config's allow-list, limits and coverage all apply.
     """
+    if row_extras is not None and len(row_extras) != len(samples):
+        raise ValueError(
+            f"row_extras has {len(row_extras)} entries for {len(samples)} samples: one per sample"
+        )
     if not isinstance(executor, str) or executor != "local" or address is not None:
         from harness.executors import executor_for
 
         chosen = executor_for(executor, address) if isinstance(executor, str) else executor
         options = dict(reward=reward, out_dir=out_dir, workers=workers, timeout_s=timeout_s)
         options.update(memory_mb=memory_mb, quiet=quiet, pytest_session=pytest_session)
+        if row_extras is not None:  # only when given: an executor without them still works
+            options["row_extras"] = row_extras
         return chosen.evaluate(problems, samples, **options)
     from harness.runtime import shared_sandbox
     from harness.sandbox import SandboxSettings
@@ -128,6 +139,8 @@ def evaluate(
     else:
         rows = _judge_here(root)
         _write_rows(out, rows)
+    if row_extras is not None:
+        rows = with_extras(rows, _unique_ids(samples), row_extras)
     if reward_config is not None:
         from harness.reward import score_rows
 
@@ -205,6 +218,17 @@ def _forget_modules(paths: Sequence[Path]) -> None:
         file = getattr(module, "__file__", None)
         if file and file.endswith(".py") and str(Path(file).resolve()) in changed:
             del sys.modules[name]
+
+
+def with_extras(
+    rows: Sequence[dict[str, Any]],
+    samples: Sequence[Sample],
+    extras: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """``rows`` with each sample's extras added (``samples`` with their unique ids, as the rows
+    name them; ``extras`` in their order)."""
+    by_key = {(s.task_id, s.sample_id): e for s, e in zip(samples, extras, strict=True)}
+    return [{**row, **by_key.get((row["task_id"], row["sample_id"]), {})} for row in rows]
 
 
 def _reward_config(reward: Any) -> Any:

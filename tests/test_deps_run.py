@@ -19,6 +19,7 @@ from harness.deps.overlay import ROOT_ENV, ready_site
 from harness.sandbox import bwrap_available
 from tests.test_deps import build_wheel
 from tests.test_deps_sources import HELPER, RECORD, TINY, lay_out
+from tests.test_executors_ray import without_timings
 
 REWARD = "preset: binary\ndependencies:\n  helperlib: helperlib==1.0.0\n"
 SAMPLES = {
@@ -134,3 +135,36 @@ def test_evaluate_adds_the_reward_configs_list_for_a_trainer(
     lay_out(project["root"], {**TINY, **HELPER}, MODULES)
     rows = evaluate([problem], samples, reward=str(project["reward"]), out_dir=tmp_path / "b")
     check_fetched({r["sample_id"]: r for r in rows})
+
+
+def test_magrpo_scores_a_batch_with_extras_as_evaluate_does(
+    project: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MAGRPO's scorer with per-sample extras (ClassEval's agent_code) applies the reward
+    config's allow-list as evaluate(reward=...) does: the same batch, the same rows."""
+    import harness.evaluate
+    from harness.evaluate import evaluate
+    from harness.records import Sample
+    from suites.jsonl_suite import load_jsonl
+    from trainers.common.sections import OutputSettings, RewardSettings
+    from trainers.magrpo.harness_io import harness_scorer
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for name, source in MODULES.items():
+        build_wheel(wheels, name, "1.0.0", {name: source})
+    fetch = ["deps", "fetch", f"jsonl:{project['suite']}", "--reward", str(project["reward"])]
+    assert codeeval([*fetch, "--find-links", str(wheels), "--no-index"]) == 0
+    (problem,) = load_jsonl(project["suite"])
+    samples = [Sample(problem.task_id, c, s) for s, c in SAMPLES.items()]
+    direct = evaluate([problem], samples, reward=str(project["reward"]), out_dir=tmp_path / "a")
+    check_fetched({r["sample_id"]: r for r in direct})
+    # The scorer's own out dir (a fresh one: its fork server starts after the overlay exists).
+    monkeypatch.setattr(harness.evaluate, "_default_out_dir", lambda: tmp_path / "b")
+    extras = [{"agent_code": {"main": s.completion}} for s in samples]
+    scorer = harness_scorer(RewardSettings(preset=str(project["reward"])), OutputSettings())
+    magrpo = scorer([problem], samples, extras)
+    assert [r.pop("agent_code") for r in magrpo] == [e["agent_code"] for e in extras]
+    assert without_timings(magrpo) == without_timings(direct)
+    with pytest.raises(ValueError, match="row_extras has 1 entries for 3 samples"):
+        evaluate([problem], samples, reward=str(project["reward"]), row_extras=extras[:1])

@@ -187,6 +187,22 @@ def test_ray_gives_the_local_rows_in_the_same_order(problems, ray_executor, tmp_
 
 
 @pytest.mark.slow
+def test_row_extras_travel_with_their_samples_to_the_actors(
+    problems, ray_executor, tmp_path
+) -> None:
+    """A trainer's per-sample extras (MAGRPO's agent_code) split with the batch: each row gets
+    its own sample's, and the rows are the local path's."""
+    samples = [s for s in batch(problems, "extras") if s.sample_id != "loops"]
+    extras = [{"agent_code": {"main": s.completion}, "index": i} for i, s in enumerate(samples)]
+    options = dict(reward=PRESET, timeout_s=1.0, row_extras=extras)
+    local = evaluate(problems, samples, out_dir=tmp_path / "l", **options)
+    remote = ray_executor.evaluate(problems, samples, out_dir=tmp_path / "r", **options)
+    assert [r["index"] for r in remote] == list(range(len(samples)))
+    assert [r["agent_code"]["main"] for r in remote] == [s.completion for s in samples]
+    assert without_timings(remote) == without_timings(local)
+
+
+@pytest.mark.slow
 def test_a_dead_actor_gives_error_rows_for_its_share_and_is_replaced(
     problems, ray_executor
 ) -> None:

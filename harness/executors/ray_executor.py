@@ -20,7 +20,7 @@ suites read files; they need none of the caller's files.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.executors.shards import failed_rows, merge_rows, split_by_problem
@@ -174,6 +174,7 @@ class RayExecutor:
         # A reward named by a YAML path is read here: the workers may not have the file.
         options["reward"] = _reward_config(options.get("reward"))
         out_dir = options.pop("out_dir", None)
+        extras = options.pop("row_extras", None)  # per sample: split with the samples
         shares = split_by_problem(batch, self.size())
         version = package_version()
         actors = self._start(len(shares))
@@ -182,19 +183,21 @@ class RayExecutor:
             share_samples = [batch[i] for i in share]
             share_problems = [by_id[t] for t in dict.fromkeys(s.task_id for s in share_samples)]
             share_options = dict(options)
+            if extras is not None:
+                share_options["row_extras"] = [extras[i] for i in share]
             if out_dir is not None:  # one folder per share (on the actor's machine)
                 share_options["out_dir"] = os.path.join(os.fspath(out_dir), f"share-{index}")
             ref = actors[index].evaluate.remote(
                 share_problems, share_samples, share_options, version
             )
-            calls.append((ref, share_samples))
+            calls.append((ref, share_samples, share_options.get("row_extras")))
         results = []
-        for index, (ref, share_samples) in enumerate(calls):
+        for index, (ref, share_samples, share_extras) in enumerate(calls):
             try:
                 rows = ray.get(ref)
             except ray.exceptions.RayActorError as exc:
                 self._replace(index)
-                rows = self._failed(by_id, share_samples, options["reward"], exc)
+                rows = self._failed(by_id, share_samples, options["reward"], exc, share_extras)
             except ray.exceptions.RayTaskError as exc:
                 raise exc.as_instanceof_cause() from None  # the local path's own error
             keys = [(r["task_id"], r["sample_id"]) for r in rows]
@@ -206,10 +209,18 @@ class RayExecutor:
 
     @staticmethod
     def _failed(
-        by_id: dict[str, Problem], samples: list[Sample], reward: Any, exc: BaseException
+        by_id: dict[str, Problem],
+        samples: list[Sample],
+        reward: Any,
+        exc: BaseException,
+        extras: Sequence[Mapping[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         rows = failed_rows(by_id, samples, f"Ray worker died: {first_line}")
+        if extras is not None:  # as on the rows of a share that was scored
+            from harness.evaluate import with_extras
+
+            rows = with_extras(rows, samples, extras)
         if reward is None:
             return rows
         from harness.reward import score_rows

@@ -35,7 +35,10 @@ def harness_scorer(reward: RewardSettings, output: OutputSettings, num_agents: i
     """Score samples with ``harness.evaluate.evaluate`` and the configured reward.
 
     ``extras`` (one dict per sample, e.g. ClassEval's ``agent_code`` and ``required_methods``)
-    go on the rows before the reward is computed, so the presets can read them.
+    go on the rows before the reward is computed, so the presets can read them. They travel
+    through ``evaluate`` itself, so a batch with extras is scored exactly as one without:
+    the reward config's ``dependencies`` merged into each problem's allow-list (harness.deps),
+    its memory and time limits and its coverage.
     """
     preset = reward_preset(reward.preset, num_agents)
 
@@ -46,15 +49,10 @@ def harness_scorer(reward: RewardSettings, output: OutputSettings, num_agents: i
     ) -> list[dict[str, Any]]:
         from harness.evaluate import evaluate
 
-        if not extras or not any(extras):
-            return evaluate(problems, samples, reward=preset, **reward.evaluate_kwargs())
-        from harness.reward import load_reward_config, score_rows
-
-        rows = evaluate(problems, samples, reward=None, **reward.evaluate_kwargs())
-        by_id = {(s.task_id, s.sample_id): e for s, e in zip(samples, extras, strict=True)}
-        for row in rows:
-            row.update(by_id.get((row["task_id"], row["sample_id"]), {}))
-        return score_rows(rows, {p.task_id: p for p in problems}, load_reward_config(preset))
+        kwargs = reward.evaluate_kwargs()
+        if extras and any(extras):
+            kwargs["row_extras"] = extras
+        return evaluate(problems, samples, reward=preset, **kwargs)
 
     return score
 
