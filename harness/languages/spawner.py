@@ -61,44 +61,49 @@ class _CapData(ctypes.Structure):
                 ("inheritable", ctypes.c_uint32)]  # fmt: skip
 
 
-def _no_capabilities() -> None:
-    """Empty effective, permitted and inheritable sets (setpriv's ``--inh-caps=-all``)."""
-    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
-    data = (_CapData * 2)()
-    if _LIBC.capset(ctypes.byref(header), data) != 0:
-        raise OSError(ctypes.get_errno(), "capset")
+_NO_CAPS = (_CapHeader(0x20080522, 0), (_CapData * 2)())  # _LINUX_CAPABILITY_VERSION_3, all 0
+_capset, _prctl = _LIBC.capset, _LIBC.prctl  # looked up once, not in every child
 
 
-def _child(req: dict[str, Any], fds: list[int]) -> None:
-    """After fork: confine this process and exec the program (never returns)."""
+def _child(req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[int, int]]]) -> None:
+    """After fork: confine this process and exec the program (never returns). Everything is
+    prepared before the fork: each object the child touches costs it a copied page."""
+    argv, env, cwd, uid = req["argv"], req["env"], req["cwd"], req.get("uid")
     try:
         os.setsid()
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)  # as a fresh process has them
-        high = [os.dup(fd) for fd in fds]  # out of the way of the targets 0, 1, 2, ...
-        for target, fd in enumerate(high):
+        if any(fd < len(fds) for fd in fds):  # out of the way of the targets 0, 1, 2, ...
+            fds = [os.dup(fd) for fd in fds]
+        for target, fd in enumerate(fds):
             os.dup2(fd, target)
         os.closerange(len(fds), MAX_FD)
-        for name, value in req["limits"].items():
-            hard = resource.getrlimit(LIMITS[name])[1]
-            if hard != resource.RLIM_INFINITY:
-                value = min(value, hard)  # a hard limit cannot be raised
-            resource.setrlimit(LIMITS[name], (value, value))
-        uid = req.get("uid")
+        for kind, value in limits:
+            resource.setrlimit(kind, value)
         if uid is not None:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
-        if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        _no_capabilities()
-        os.chdir(req["cwd"])
-        os.execve(req["argv"][0], req["argv"], req["env"])
+        # Empty effective, permitted and inheritable sets (setpriv's --inh-caps=-all).
+        if _capset(ctypes.byref(_NO_CAPS[0]), _NO_CAPS[1]) != 0:
+            raise OSError(ctypes.get_errno(), "capset")
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
     except BaseException as exc:  # noqa: BLE001 - reported on the program's stderr
         try:
-            os.write(2, f"spawner: cannot start {req['argv'][0]}: {exc}\n".encode())
+            os.write(2, f"spawner: cannot start {argv[0]}: {exc}\n".encode())
         finally:
             os._exit(127)
+
+
+def _rlimits(limits: dict[str, int]) -> list[tuple[int, tuple[int, int]]]:
+    out = []
+    for name, value in limits.items():
+        hard = resource.getrlimit(LIMITS[name])[1]
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)  # a hard limit cannot be raised
+        out.append((LIMITS[name], (value, value)))
+    return out
 
 
 class Counters:
@@ -141,9 +146,10 @@ class Spawner:
             self.finish()  # one program at a time: a forgotten one does not outlive its turn
         self.before = self.counters.snapshot()
         self.status, self.rss, self.uid = None, 0, req.get("uid")
+        limits = _rlimits(req["limits"])
         pid = os.fork()
         if pid == 0:
-            _child(req, fds)
+            _child(req, fds, limits)
         self.pid, self.pidfd = pid, os.pidfd_open(pid)
         return {"ok": True}
 
@@ -302,6 +308,10 @@ def main(argv: list[str]) -> int:
         return 2
     # A same-uid program (a harness not run as root) must not ptrace or read this process.
     _LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    # Python ignores these; a program gets them as a fresh process has them (once here rather
+    # than in every child: handled signals are reset by exec, ignored ones are not).
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
     serve(socket.socket(fileno=int(argv[1])), pid1)
     return 0
 
