@@ -6,9 +6,10 @@ sandbox). Run as ``python3 -I -S spawner.py FD`` as PID 1 of a bubblewrap, or wi
 to the trusted side (:mod:`harness.languages.launch`): one JSON message per request, with fds:
 
 * ``{"op": "spawn", "argv", "env", "cwd", "limits", "uid"}`` with the fds the program gets as
-  0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): forks a child that takes its own
-  session, those fds only, the resource limits, the uid (no groups, no capabilities,
-  ``no_new_privs``) and execs ``argv``. Answers ``{"ok": true}`` or ``{"error": why}``.
+  0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): a child (forked beforehand,
+  while nothing ran) takes its own session, those fds only, the resource limits, the uid (no
+  groups, no capabilities, ``no_new_privs``) and execs ``argv``. Answers ``{"ok": true}`` or
+  ``{"error": why}``.
 * ``{"op": "wait", "timeout"}``: ``{"status": wait status}`` once the program ended, or
   ``{"status": null}`` when it still runs after ``timeout`` seconds.
 * ``{"op": "finish"}``: kills every process of the run (as PID 1: everything in the namespace
@@ -47,7 +48,7 @@ LIMITS = {
     "core": resource.RLIMIT_CORE,
     "msgqueue": resource.RLIMIT_MSGQUEUE,
 }
-PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 36, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 MAX_FD = max(1 << 16, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 20))
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -96,6 +97,19 @@ def _child(req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[in
             os._exit(127)
 
 
+def _zygote(sock: socket.socket, host_fd: int) -> None:
+    """A prepared child: wait for one request, then confine itself and exec (never returns)."""
+    try:
+        os.close(host_fd)  # the trusted side must see the spawner's end close when it dies
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
+        if data:
+            req, limits = json.loads(data)
+            _child(req, fds, [(kind, (soft, hard)) for kind, (soft, hard) in limits])
+    finally:
+        os._exit(127)
+
+
 def _rlimits(limits: dict[str, int]) -> list[tuple[int, tuple[int, int]]]:
     out = []
     for name, value in limits.items():
@@ -131,8 +145,9 @@ def _io(data: bytes) -> dict[str, int]:
 
 
 class Spawner:
-    def __init__(self, pid1: bool) -> None:
+    def __init__(self, pid1: bool, host_fd: int) -> None:
         self.pid1 = pid1
+        self.host_fd = host_fd
         self.counters = Counters()
         self.pid = 0
         self.pidfd = -1
@@ -140,6 +155,23 @@ class Spawner:
         self.rss = 0
         self.before: tuple[float, float, dict[str, int]] | None = None
         self.uid: int | None = None
+        self.zygote: tuple[int, socket.socket] | None = None
+
+    def prepare(self) -> None:
+        """Fork the next program's process now, while nothing runs (a fork copies this
+        process's page tables, and a loaded machine makes it dearer): a spawn then only hands
+        it the request and its fds, and it confines itself and execs."""
+        if self.zygote is not None or self.pid:
+            return
+        try:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            pid = os.fork()
+        except OSError:  # the spawn forks then
+            return
+        if pid == 0:
+            _zygote(theirs, self.host_fd)
+        theirs.close()
+        self.zygote = (pid, ours)
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         if self.pid:
@@ -147,11 +179,32 @@ class Spawner:
         self.before = self.counters.snapshot()
         self.status, self.rss, self.uid = None, 0, req.get("uid")
         limits = _rlimits(req["limits"])
-        pid = os.fork()
-        if pid == 0:
-            _child(req, fds, limits)
+        pid = self._hand_over(req, fds, limits)
+        if pid is None:
+            pid = os.fork()
+            if pid == 0:
+                _child(req, fds, limits)
         self.pid, self.pidfd = pid, os.pidfd_open(pid)
         return {"ok": True}
+
+    def _hand_over(self, req: dict[str, Any], fds: list[int], limits: list[Any]) -> int | None:
+        """The prepared process takes the request (None: there is none, or it is gone)."""
+        if self.zygote is None:
+            return None
+        pid, sock = self.zygote
+        self.zygote = None
+        try:
+            socket.send_fds(sock, [json.dumps([req, limits]).encode()], fds)
+            return pid
+        except OSError:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            return None
+        finally:
+            sock.close()
 
     def wait(self, timeout: float) -> dict[str, Any]:
         if self.pid and self.status is None:
@@ -268,8 +321,9 @@ def _owned(fields: list[str], uid: int) -> bool:
 
 
 def serve(sock: socket.socket, pid1: bool) -> None:
-    spawner = Spawner(pid1)
+    spawner = Spawner(pid1, sock.fileno())
     sock.send(json.dumps({"ready": True}).encode())
+    spawner.prepare()
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
@@ -293,6 +347,8 @@ def serve(sock: socket.socket, pid1: bool) -> None:
             for fd in fds:
                 os.close(fd)
         sock.send(json.dumps(reply).encode())
+        if req["op"] == "finish":
+            spawner.prepare()  # after the answer: the trusted side goes on meanwhile
 
 
 def main(argv: list[str]) -> int:
