@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from shutil import which
@@ -146,6 +147,46 @@ def test_limits_hold(sandbox: launch.WarmSandbox) -> None:
     assert limits["Max msgqueue size"] == "0" and limits["Max cpu time"] == "30"
     bomb = sh(sandbox, "i=0; while [ $i -lt 200 ]; do sleep 5 & i=$((i+1)); done 2>&1 | head -1")
     assert "fork" in bomb[1].lower() or "resource" in bomb[1].lower(), bomb[1]
+
+
+def test_a_spawn_works_when_the_prepared_child_is_gone(tmp_path: Path) -> None:
+    box = launch.WarmSandbox((), (), str(tmp_path / "cache"), False)  # the spawner is proc
+    try:
+        assert sh(box, "echo one")[1] == "one\n"
+        for _ in range(200):  # forked right after the end of the run was answered
+            prepared = [
+                int(pid)
+                for pid in os.listdir("/proc")
+                if pid.isdigit() and _parent(pid) == box.proc.pid
+            ]
+            if prepared:
+                break
+            time.sleep(0.01)
+        assert len(prepared) == 1  # the next program's process, forked while nothing runs
+        os.kill(prepared[0], 9)
+        while _state(prepared[0]) not in ("Z", ""):  # dead (its socket closed), not reaped
+            time.sleep(0.01)
+        assert sh(box, "echo two")[1] == "two\n"  # forked at the spawn instead
+    finally:
+        box.close()
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return ""
+    return stat[stat.rindex(b")") + 2 :].split()[0].decode()
+
+
+def _parent(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return 0
+    return int(stat[stat.rindex(b")") + 2 :].split()[1])
 
 
 def test_the_spawner_refuses_to_run_outside_a_pid_namespace() -> None:

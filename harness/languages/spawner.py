@@ -194,7 +194,8 @@ class Spawner:
         pid, sock = self.zygote
         self.zygote = None
         try:
-            socket.send_fds(sock, [json.dumps([req, limits]).encode()], fds)
+            message = json.dumps([req, limits]).encode()
+            socket.send_fds(sock, [message], fds, socket.MSG_NOSIGNAL)  # gone: EPIPE, no signal
             return pid
         except OSError:
             try:
@@ -322,7 +323,7 @@ def _owned(fields: list[str], uid: int) -> bool:
 
 def serve(sock: socket.socket, pid1: bool) -> None:
     spawner = Spawner(pid1, sock.fileno())
-    sock.send(json.dumps({"ready": True}).encode())
+    sock.send(json.dumps({"ready": True}).encode(), socket.MSG_NOSIGNAL)
     spawner.prepare()
     while True:
         try:
@@ -346,7 +347,10 @@ def serve(sock: socket.socket, pid1: bool) -> None:
         finally:
             for fd in fds:
                 os.close(fd)
-        sock.send(json.dumps(reply).encode())
+        try:
+            sock.send(json.dumps(reply).encode(), socket.MSG_NOSIGNAL)
+        except OSError:  # the trusted side is gone
+            return
         if req["op"] == "finish":
             spawner.prepare()  # after the answer: the trusted side goes on meanwhile
 
