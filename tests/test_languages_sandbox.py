@@ -189,6 +189,17 @@ def _parent(pid: str) -> int:
     return int(stat[stat.rindex(b")") + 2 :].split()[1])
 
 
+def test_a_spawn_the_spawner_refuses_is_an_infrastructure_error(
+    sandbox: launch.WarmSandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer to a spawn is read with the next request: a refusal still surfaces."""
+    monkeypatch.setattr(launch, "_limits", lambda limits: {"no such limit": 1})
+    with pytest.raises(launch.LaunchError, match="no such limit"):
+        sh(sandbox, "echo never")
+    monkeypatch.undo()
+    assert sh(sandbox, "echo after")[1] == "after\n"  # the sandbox goes on
+
+
 def test_the_spawner_refuses_to_run_outside_a_pid_namespace() -> None:
     spawner = Path(launch.__file__).with_name("spawner.py")
     done = subprocess.run([sys.executable, str(spawner), "0"], capture_output=True, text=True)

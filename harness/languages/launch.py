@@ -122,6 +122,7 @@ class WarmSandbox:
         finally:
             theirs.close()
         self.sock = ours
+        self.pending = False  # a spawn's answer not read yet
         self._finalizer = weakref.finalize(self, _shutdown, self.proc, ours, self.runs, self.pid)
         self.sock.settimeout(START_TIMEOUT_S)
         try:
@@ -151,8 +152,20 @@ class WarmSandbox:
         self._finalizer()
 
     def request(self, message: dict[str, Any], fds: Sequence[int] = ()) -> dict[str, Any]:
+        """Send ``message`` (and ``fds``) to the spawner and return its answer."""
+        self._settle()
+        self._send(message, fds)
+        return self._answer()
+
+    def _send(self, message: dict[str, Any], fds: Sequence[int]) -> None:
         try:
             socket.send_fds(self.sock, [json.dumps(message).encode()], list(fds))
+        except OSError as exc:
+            self.close()
+            raise LaunchError(f"the sandbox stopped answering: {exc}") from exc
+
+    def _answer(self) -> dict[str, Any]:
+        try:
             reply = self.sock.recv(1 << 20)
         except OSError as exc:
             self.close()
@@ -164,6 +177,12 @@ class WarmSandbox:
         if "error" in answer:
             raise LaunchError(f"the sandbox failed: {answer['error']}")
         return answer
+
+    def _settle(self) -> None:
+        """Read the answer to the last spawn, which nothing waited for."""
+        if self.pending:
+            self.pending = False
+            self._answer()
 
     def start(
         self,
@@ -185,7 +204,11 @@ class WarmSandbox:
             "limits": _limits(limits),
             "uid": uid if DROP_UID else None,
         }
-        self.request(message, fds)
+        # Not waited for: the caller goes on to wait for the program's first frame, and a
+        # spawn that failed closes the fds (the program's pipes end) and answers the next request.
+        self._settle()
+        self._send(message, fds)
+        self.pending = True
         return Run(self)
 
     # -- folders ----------------------------------------------------------------------------
