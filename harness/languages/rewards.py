@@ -84,13 +84,6 @@ def without_missing(
         for part, why in MISSING_PARTS[preset].items()
         if part in parts
     }
-    weights = params.get("evaluation", {})
-    lowered = sum(float(weights.get(_weight_key(part), 0.0)) for part in missing)
-    kept = {k: v for k, v in parts.items() if k not in missing}
-    if bounds is not None:
-        bounds = (bounds[0], bounds[1] - lowered)
-    return kept, bounds, missing
+    from harness.reward.missing import leave_out  # here: harness.reward imports this module
 
-
-def _weight_key(part: str) -> str:
-    return "test_case_weight" if part == "tests" else f"{part}_weight"
+    return leave_out(parts, bounds, missing, params)

@@ -37,6 +37,17 @@ def drop_unmeasured(
         report = analyzers.get(analyzer)
         if part in parts and isinstance(report, Mapping) and report.get("missing"):
             missing[part] = f"{analyzer}: {report['missing']}"
+    return leave_out(parts, bounds, missing, params)
+
+
+def leave_out(
+    parts: dict[str, float],
+    bounds: tuple[float, float] | None,
+    missing: dict[str, str],
+    params: Mapping[str, Any],
+) -> tuple[dict[str, float], tuple[float, float] | None, dict[str, str]]:
+    """``parts`` without the ``missing`` ones, the range lowered by their weights (a part
+    that cannot be measured cannot be earned either), and ``missing`` itself."""
     if not missing:
         return parts, bounds, {}
     weights = params.get("evaluation", {})
