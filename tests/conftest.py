@@ -8,11 +8,29 @@ from pathlib import Path
 
 import pytest
 
+from harness.sandbox.bwrap import bwrap_available
+
 REPO = Path(__file__).resolve().parents[1]
 # Fixture trees are data for the tests (a repository to mine, a package, ...): their own test
 # files are run by the tests that use them, never collected by this session.
 collect_ignore = ["fixtures"]
 SHARED_DATA = Path(os.environ.get("CODEEVAL_DATA_DIR", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(False, id="nobwrap"),
+        pytest.param(
+            True,
+            id="bwrap",
+            marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here"),
+        ),
+    ],
+)
+def use_bwrap(request: pytest.FixtureRequest) -> bool:
+    """Both sandbox modes: resource limits only, and under bubblewrap where it works here."""
+    return bool(request.param)
 
 
 @pytest.fixture(scope="session")

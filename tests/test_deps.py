@@ -22,7 +22,7 @@ from harness.cli import main as codeeval
 from harness.deps.fetch import FetchError, fetch
 from harness.deps.overlay import MARKER, ROOT_ENV, overlay_dir, ready_site
 from harness.deps.pins import PinError, format_allowlist, parse_allowlist, read_allowlist
-from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings, bwrap_available
+from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings
 
 
 def build_wheel(folder: Path, dist: str, version: str, modules: dict[str, str]) -> Path:
@@ -154,16 +154,6 @@ def test_the_command_reports_errors_in_one_line(tmp_path: Path, capsys) -> None:
 
 
 # -- the sandbox sees the overlay, read-only ---------------------------------------------------
-MODES = [
-    pytest.param(False, id="nobwrap"),
-    pytest.param(
-        True,
-        id="bwrap",
-        marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here"),
-    ),
-]
-
-
 @pytest.fixture(scope="module")
 def laid_out() -> Iterator[tuple[Path, Path]]:
     """(root, site) of an overlay laid out by hand (fast; fetch itself is tested above)."""
@@ -197,7 +187,6 @@ def run_with_overlay(root: Path, site: Path, use_bwrap: bool) -> tuple[Any, Any]
     return with_deps, without
 
 
-@pytest.mark.parametrize("use_bwrap", MODES)
 def test_the_sandbox_imports_from_the_overlay_only_when_asked(
     laid_out: tuple[Path, Path], use_bwrap: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -206,7 +195,6 @@ def test_the_sandbox_imports_from_the_overlay_only_when_asked(
 
 
 @pytest.mark.slow  # pip
-@pytest.mark.parametrize("use_bwrap", MODES)
 def test_a_fetched_overlay_is_importable_in_the_sandbox(
     overlay: tuple[Path, Path], use_bwrap: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings, bwrap_available
+from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox.api import RESOURCE_KEYS
 
 MIB = 1024 * 1024
@@ -55,19 +55,11 @@ LEFT_BEHIND = textwrap.dedent(
     time.sleep(0.5)
     """
 )
-MODES = [
-    pytest.param(False, id="nobwrap"),
-    pytest.param(
-        True,
-        id="bwrap",
-        marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here"),
-    ),
-]
 
 
-@pytest.fixture(scope="module", params=MODES)
-def sandbox(request: pytest.FixtureRequest):
-    with Sandbox(SandboxSettings(use_bwrap=request.param)) as box:
+@pytest.fixture(scope="module")
+def sandbox(use_bwrap: bool):
+    with Sandbox(SandboxSettings(use_bwrap=use_bwrap)) as box:
         yield box
 
 

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 import pytest
 
 from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings, bwrap
-from harness.sandbox.bwrap import bwrap_available
 
 SERVER = bwrap.INSIDE_DIR / "server.py"
 
@@ -50,19 +49,9 @@ def test_the_servers_forks_skip_the_recorded_hooks() -> None:
     assert out.stdout.strip() == "['Random.seed', '_after_fork'] True"
 
 
-MODES = [
-    pytest.param(False, id="nobwrap"),
-    pytest.param(
-        True,
-        id="bwrap",
-        marks=pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here"),
-    ),
-]
-
-
-@pytest.fixture(scope="module", params=MODES)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    with Sandbox(SandboxSettings(use_bwrap=request.param)) as box:
+@pytest.fixture(scope="module")
+def sandbox(use_bwrap: bool) -> Iterator[Sandbox]:
+    with Sandbox(SandboxSettings(use_bwrap=use_bwrap)) as box:
         yield box
 
 
