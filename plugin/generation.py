@@ -130,7 +130,7 @@ def _visible_output(config: pytest.Config) -> Iterator[None]:
         yield
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(trylast=True, optionalhook=True)  # its spec is codeeval's (may be -p no:codeeval)
 def pytest_llm_generate_samples(
     config: pytest.Config, problems: list[Problem], out_dir: Path
 ) -> Path | None:

@@ -22,7 +22,10 @@ So a sample item runs here:
 
 Wrappers around ``pytest_runtest_protocol`` (pytest-timeout's outer guard, faulthandler) still
 run around it. pytest's own protocol runs a sample item whenever something needs it: ``--pdb``
-or ``--trace``, or items of another kind whose fixtures are still set up (``SetupState``).
+or ``--trace``; items of another kind whose fixtures are still set up (``SetupState``); or a
+``skip``, ``skipif`` or ``xfail`` mark on the item (a problem's data defect is an ``xfail``
+mark of its generated module), which pytest's skipping plugin reads in the setup and call
+phases this protocol leaves out.
 """
 
 from __future__ import annotations
@@ -52,10 +55,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     return True
 
 
+# Marks pytest's skipping plugin evaluates in the setup and call phases.
+_RUNNER_MARKS = ("skip", "skipif", "xfail")
+
+
 def _lean_protocol_allowed(item: pytest.Item) -> bool:
     config = item.config
     if config.getoption("usepdb", False) or config.getoption("trace", False):
         return False  # the debugger is entered from pytest's runner
+    if any(item.get_closest_marker(name) is not None for name in _RUNNER_MARKS):
+        return False  # skipped or expected to fail: pytest's runner says so
     setup_state = getattr(item.session, "_setupstate", None)
     # Another item's fixtures are still set up: pytest's runner tears them down in order.
     return setup_state is not None and not getattr(setup_state, "stack", True)

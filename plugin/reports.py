@@ -37,6 +37,8 @@ def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any])
     # xdist adds item_index, worker_id and testrun_uid next to the packed report.
     full.update((key, value) for key, value in data.items() if key != PACKED)
     del full["$report_type"]
+    if isinstance(full.get("longrepr"), list):  # a skip's (path, line, reason): JSON made it a list
+        full["longrepr"] = tuple(full["longrepr"])
     return pytest.TestReport._from_json(full)
 
 

@@ -279,3 +279,11 @@ def test_a_broken_sandbox_stops_the_session_with_one_message(pytester: pytest.Py
     errors = [line for line in result.stderr.lines if "bubblewrap" in line]
     assert len(errors) == 1 and "CODEEVAL_SANDBOX=nobwrap" in errors[0], result.stderr.str()
     assert not (out / "results.jsonl").exists()
+
+
+def test_other_projects_run_with_codeeval_disabled(pytester: pytest.Pytester) -> None:
+    # `-p no:codeeval` leaves the generation and gate plugins loaded: under xdist a worker
+    # must not reject their hooks for want of codeeval's hook specs.
+    pytester.makepyfile("def test_one():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:codeeval", "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
