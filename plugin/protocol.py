@@ -25,7 +25,8 @@ run around it. pytest's own protocol runs a sample item whenever something needs
 or ``--trace``; items of another kind whose fixtures are still set up (``SetupState``); or a
 ``skip``, ``skipif`` or ``xfail`` mark on the item (a problem's data defect is an ``xfail``
 mark of its generated module), which pytest's skipping plugin reads in the setup and call
-phases this protocol leaves out.
+phases this protocol leaves out; or a plugin or conftest this module does not know that
+implements ``pytest_runtest_setup``, ``_call`` or ``_teardown`` (its hook must fire).
 """
 
 from __future__ import annotations
@@ -57,6 +58,25 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 # Marks pytest's skipping plugin evaluates in the setup and call phases.
 _RUNNER_MARKS = ("skip", "skipif", "xfail")
+# Plugins whose setup/call/teardown hooks a sample item does without: pytest's own (output and
+# log capture, which a sample item never uses; the skipping plugin, see _RUNNER_MARKS), this
+# project's (per-case items only), pytest-timeout's (its outer guard wraps the protocol) and
+# pytest-benchmark's (its ``benchmark`` fixture only).
+_KNOWN_PHASE_PLUGINS = frozenset(
+    {
+        "runner",
+        "skipping",
+        "capturemanager",
+        "logging-plugin",
+        "threadexception",
+        "unraisableexception",
+        "timeout",
+        "benchmark",
+        "plugin.fixtures",
+    }
+)
+_PHASE_HOOKS = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown")
+_PHASES_KNOWN = pytest.StashKey[dict[object, bool]]()
 
 
 def _lean_protocol_allowed(item: pytest.Item) -> bool:
@@ -65,9 +85,26 @@ def _lean_protocol_allowed(item: pytest.Item) -> bool:
         return False  # the debugger is entered from pytest's runner
     if any(item.get_closest_marker(name) is not None for name in _RUNNER_MARKS):
         return False  # skipped or expected to fail: pytest's runner says so
+    if not _only_known_phase_hooks(item):
+        return False  # another plugin's or a conftest's phase hook must fire
     setup_state = getattr(item.session, "_setupstate", None)
     # Another item's fixtures are still set up: pytest's runner tears them down in order.
     return setup_state is not None and not getattr(setup_state, "stack", True)
+
+
+def _only_known_phase_hooks(item: pytest.Item) -> bool:
+    """Whether every phase hook that applies to ``item`` (conftests by folder) is known."""
+    known = item.config.stash.setdefault(_PHASES_KNOWN, {})
+    folder = item.path.parent
+    if folder not in known:
+        manager = item.config.pluginmanager
+        names = {
+            manager.get_name(impl.plugin) or ""
+            for hook in _PHASE_HOOKS
+            for impl in getattr(item.ihook, hook).get_hookimpls()
+        }
+        known[folder] = names <= _KNOWN_PHASE_PLUGINS
+    return known[folder]
 
 
 def run_sample_item(item: pytest.Item, *, in_worker: bool) -> None:

@@ -141,3 +141,27 @@ def test_skip_and_xfail_marks_are_honoured(
     result.assert_outcomes(passed=1, failed=2, skipped=1, xfailed=1, xpassed=1)
     # (Under xdist a skip's location travels as JSON: the summary needs it back as a tuple.)
     result.stdout.fnmatch_lines(["SKIPPED*not today*", "XFAIL*halve*sample?1?*known defect*"])
+
+
+PHASE_HOOK = """
+import os
+
+def pytest_runtest_setup(item):
+    with open(os.path.join(str(item.config.rootpath), f"setup-{os.getpid()}.txt"), "a") as fh:
+        fh.write(item.nodeid + "\\n")
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_conftests_phase_hooks_fire_for_every_sample(
+    pytester: pytest.Pytester,
+    toy: dict[str, Path],  # noqa: F811
+    workers: str,
+) -> None:
+    # A hook the lean protocol would leave out (pytest_runtest_setup, here in a conftest):
+    # pytest's runner runs the items, so it fires for each.
+    pytester.makeconftest(PHASE_HOOK)
+    result = run(pytester, toy, "-n", workers)
+    result.assert_outcomes(passed=2, failed=4)
+    seen = [line for p in pytester.path.glob("setup-*.txt") for line in p.read_text().split()]
+    assert sorted(short(nodeid) for nodeid in seen) == sorted(OUTCOMES)
