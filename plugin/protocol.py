@@ -76,7 +76,7 @@ _KNOWN_PHASE_PLUGINS = frozenset(
     }
 )
 _PHASE_HOOKS = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown")
-_PHASES_KNOWN = pytest.StashKey[dict[object, bool]]()
+_PHASES_KNOWN = pytest.StashKey[dict[object, bool]]()  # by module node
 
 
 def _lean_protocol_allowed(item: pytest.Item) -> bool:
@@ -93,18 +93,19 @@ def _lean_protocol_allowed(item: pytest.Item) -> bool:
 
 
 def _only_known_phase_hooks(item: pytest.Item) -> bool:
-    """Whether every phase hook that applies to ``item`` (conftests by folder) is known."""
+    """Whether every phase hook that applies to ``item`` (conftests by folder) is known; decided
+    once per module (its items share their folder's conftests)."""
     known = item.config.stash.setdefault(_PHASES_KNOWN, {})
-    folder = item.path.parent
-    if folder not in known:
+    module = item.parent
+    if module not in known:
         manager = item.config.pluginmanager
         names = {
             manager.get_name(impl.plugin) or ""
             for hook in _PHASE_HOOKS
             for impl in getattr(item.ihook, hook).get_hookimpls()
         }
-        known[folder] = names <= _KNOWN_PHASE_PLUGINS
-    return known[folder]
+        known[module] = names <= _KNOWN_PHASE_PLUGINS
+    return known[module]
 
 
 def run_sample_item(item: pytest.Item, *, in_worker: bool) -> None:
