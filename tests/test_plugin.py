@@ -287,3 +287,27 @@ def test_other_projects_run_with_codeeval_disabled(pytester: pytest.Pytester) ->
     pytester.makepyfile("def test_one():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:codeeval", "-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_a_packed_report_comes_back_as_pytests_own_path_gives_it() -> None:
+    # Under xdist a generated test's report travels as JSON (plugin.reports); its tuples must
+    # come back as tuples, as execnet delivers them (pytest's -rs asserts a skip's is one).
+    from plugin.reports import pytest_report_from_serializable, pytest_report_to_serializable
+
+    report = pytest.TestReport(
+        "out/suite/problems/test_toy_add.py::sample[raises]",
+        ("out/suite/problems/test_toy_add.py", 0, "sample[raises]"),
+        {"llm_task": 1, "sample[raises]": 1},
+        "skipped",
+        ("out/suite/problems/test_toy_add.py", 1, "Skipped: not today"),
+        "setup",
+        sections=[("Captured stdout setup", "hello")],
+        user_properties=[("case", "c0")],
+    )
+    data = pytest_report_to_serializable(config=None, report=report)  # type: ignore[arg-type]
+    assert data is not None and set(data) == {"codeeval_packed_report"}
+    back = pytest_report_from_serializable(config=None, data={**data, "worker_id": "gw0"})  # type: ignore[arg-type]
+    for field in ("nodeid", "location", "outcome", "longrepr", "when", "sections"):
+        assert getattr(back, field) == getattr(report, field), field
+    assert back.user_properties == report.user_properties
+    assert back.worker_id == "gw0"  # what xdist adds beside the packed report
