@@ -96,6 +96,16 @@ def harness_seconds(problem: Any, program: str) -> float:
     return elapsed
 
 
+def harness_seconds_uncached(problem: Any, program: str, language_name: str) -> float:
+    """:func:`harness_seconds`, then an empty compile cache for the next sample: the harness
+    compiles each sample, as the bare side does."""
+    from harness.languages import compile_cache
+
+    elapsed = harness_seconds(problem, program)
+    shutil.rmtree(os.path.join(compile_cache.cache_root(), language_name), ignore_errors=True)
+    return elapsed
+
+
 def translated_counts(language: str) -> dict[str, list[int]]:
     from suites.registry import load_suite
 
@@ -134,8 +144,7 @@ def measure(language_name: str, samples: int, repeats: int) -> dict[str, Any]:
     task, (completion, _) = solutions[0]
     problem = problems[f"{language_name}/{task}"]
     program = assemble_program(problem, completion).program
-    harness_seconds(problem, program)
-    shutil.rmtree(os.path.join(compile_cache.cache_root(), language_name), ignore_errors=True)
+    harness_seconds_uncached(problem, program, language_name)
     bare_seconds(language, compile_cache.full_source(problem, program), len(problem.cases))
     turn = 0
     for _ in range(repeats):
@@ -145,11 +154,7 @@ def measure(language_name: str, samples: int, repeats: int) -> dict[str, Any]:
             source = compile_cache.full_source(problem, program)
             for side in ("harness", "bare") if turn % 2 == 0 else ("bare", "harness"):
                 if side == "harness":
-                    harness_times.append(harness_seconds(problem, program))
-                    # An empty cache for the next sample: the harness compiles, as bare does.
-                    shutil.rmtree(
-                        os.path.join(compile_cache.cache_root(), language_name), ignore_errors=True
-                    )
+                    harness_times.append(harness_seconds_uncached(problem, program, language_name))
                 else:
                     bare_times.append(bare_seconds(language, source, len(problem.cases)))
             turn += 1
