@@ -1,0 +1,394 @@
+"""Attacks on the compiled languages' path: each is a candidate program (or a compiler) that
+tries one way around the harness, run for real (real compilers, the real warm sandbox).
+
+Classes: forged result frames, state left for a later run, what the sandbox shows, paths the
+trusted side follows, and a failure made to look like the harness's. The fast tier keeps one
+JavaScript (or one C++ compile) representative per class; the other languages are slow.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+from pathlib import Path
+from shutil import which
+from typing import Any
+
+import pytest
+
+from harness.completions import assemble_program
+from harness.languages import compile_cache, launch, sandboxed
+from harness.languages.base import Build
+from harness.languages.cpp import Cpp
+from harness.languages.registry import get_language
+from harness.languages.runner import execute
+from harness.records import Problem
+from harness.sandbox import SampleExecution, bwrap_available
+
+NEEDS_BWRAP = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
+ROOT_ONLY = pytest.mark.skipif(os.getuid() != 0, reason="runs drop to their own uid as root")
+CORRUPTED = "corrupted result channel"
+
+
+def _needs(language: str) -> None:
+    try:
+        get_language(language).version()
+    except (FileNotFoundError, OSError) as exc:
+        pytest.skip(str(exc))
+    if language == "js" and which("node") is None:
+        pytest.skip("node is not installed")
+
+
+@functools.cache
+def _problem(language: str) -> Problem:
+    """add(x, y): HumanEval/53, five cases of one call each."""
+    from suites.registry import load_suite
+
+    return {p.task_id: p for p in load_suite(f"humaneval-{language}")}[f"{language}/HumanEval/53"]
+
+
+def _run(language: str, completion: str, head: str = "") -> SampleExecution:
+    """Run ``completion`` of add(x, y); ``head`` goes before the program (C++ includes)."""
+    _needs(language)
+    problem = _problem(language)
+    program = head + assemble_program(problem, completion).program
+    return execute(problem, program, timeout_override_s=20)
+
+
+def _all_ok(execution: SampleExecution) -> bool:
+    """Every case returned, and none the attack's -1 (add's cases never sum to -1)."""
+    assert execution.infra_error is None, execution.infra_error
+    return all(c.status == "ok" and c.values != [-1] for c in execution.cases.values())
+
+
+def _corrupted(execution: SampleExecution) -> None:
+    """The whole sample failed as the candidate's (no case counts, not infrastructure)."""
+    assert execution.infra_error is None, execution.infra_error
+    assert execution.cases and all(c.status == "crashed" for c in execution.cases.values()), {
+        k: (c.status, c.message) for k, c in execution.cases.items()
+    }
+    assert all(CORRUPTED in (c.message or "") for c in execution.cases.values())
+
+
+# -- 1. forged frames ---------------------------------------------------------------------------
+# JavaScript: the candidate wraps fs.writeSync and sends case 0's frame twice.
+JS_DUPLICATE = """  return x + y;
+}
+const codeevalFs = require('fs');
+const codeevalWrite = codeevalFs.writeSync;
+codeevalFs.writeSync = function (fd, s, ...rest) {
+  const r = codeevalWrite.call(this, fd, s, ...rest);
+  if (fd === 3 && String(s).includes('"c":0,')) codeevalWrite.call(this, fd, s, ...rest);
+  return r;
+};
+"""
+
+# JavaScript: a frame with the stolen nonce after the end marker, from an exit handler.
+JS_TRAILING = """  return x + y;
+}
+const codeevalFs = require('fs');
+const codeevalWrite = codeevalFs.writeSync;
+let codeevalNonce = null;
+codeevalFs.writeSync = function (fd, s, ...rest) {
+  if (fd === 3 && String(s).includes('"ready":true')) codeevalNonce = JSON.parse(s).n;
+  return codeevalWrite.call(this, fd, s, ...rest);
+};
+process.on('exit', () => {
+  codeevalWrite(3, JSON.stringify({n: codeevalNonce, c: 4, v: [12]}) + '\\n');
+});
+"""
+
+# C++: a constructor steals the nonce from stdin (and puts it back for the driver); in the
+# run that starts at case 0, the second call sends a second frame for case 0.
+CPP_REPLAY = r"""  static int calls = 0;
+  if (++calls == 2 && codeeval_first_run) {
+    std::string f = std::string("{\"n\":\"") + codeeval_nonce + "\",\"c\":0,\"v\":[5]}\n";
+    if (::write(3, f.data(), f.size()) < 0) return -1;
+  }
+  return x + y;
+}
+"""
+CPP_REPLAY_HEAD = r"""#include <unistd.h>
+#include <cstring>
+static char codeeval_nonce[128];
+static bool codeeval_first_run = false;
+__attribute__((constructor)) static void codeeval_steal(int argc, char** argv, char**) {
+  char buf[128] = {0};
+  ssize_t n = ::read(0, buf, sizeof buf - 1);
+  if (n <= 0) return;
+  int p[2];
+  if (::pipe(p) != 0) return;
+  if (::write(p[1], buf, n) != n) return;
+  ::close(p[1]); ::dup2(p[0], 0); ::close(p[0]);
+  buf[strcspn(buf, "\n")] = 0;
+  std::strcpy(codeeval_nonce, buf);
+  codeeval_first_run = argc > 1 && std::strcmp(argv[1], "0") == 0;
+}
+"""
+
+# Java: a shutdown hook writes a line on the channel after the last frame.
+JAVA_TRAILING = """        return x + y;
+    }
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try (java.io.FileOutputStream o = new java.io.FileOutputStream("/proc/self/fd/3")) {
+                o.write("{}\\n".getBytes());
+            } catch (Exception e) { }
+        }));
+    }
+}
+"""
+
+# Rust: an atexit handler (registered before main) writes on the channel after the end.
+RUST_TRAILING = r"""    x + y
+}
+extern "C" {
+    fn atexit(f: extern "C" fn()) -> i32;
+    fn write(fd: i32, b: *const u8, n: usize) -> isize;
+}
+extern "C" fn codeeval_tail() { unsafe { write(3, b"tail\n".as_ptr(), 5); } }
+extern "C" fn codeeval_init() { unsafe { atexit(codeeval_tail); } }
+#[used]
+#[link_section = ".init_array"]
+static CODEEVAL_INIT: extern "C" fn() = codeeval_init;
+"""
+
+
+def test_js_a_duplicate_frame_fails_the_whole_sample() -> None:
+    _corrupted(_run("js", JS_DUPLICATE))
+
+
+@pytest.mark.slow
+def test_js_a_frame_after_the_end_fails_the_sample() -> None:
+    _corrupted(_run("js", JS_TRAILING))
+
+
+@pytest.mark.slow
+def test_cpp_a_replayed_frame_with_a_stolen_nonce_fails_the_sample() -> None:
+    _corrupted(_run("cpp", CPP_REPLAY, CPP_REPLAY_HEAD))
+
+
+@pytest.mark.slow
+def test_java_a_line_after_the_end_fails_the_sample() -> None:
+    _corrupted(_run("java", JAVA_TRAILING))
+
+
+@pytest.mark.slow
+def test_rust_a_line_after_the_end_fails_the_sample() -> None:
+    _corrupted(_run("rs", RUST_TRAILING))
+
+
+def test_the_honest_driver_still_passes() -> None:
+    assert _all_ok(_run("js", "  return x + y;\n}\n"))
+
+
+# -- 2. state between runs ----------------------------------------------------------------------
+# Plant a key in the uid's user keyring the first time; a later run of the same uid that finds
+# it answers wrong. Keyrings outlive processes and are not namespaced: a uid is reused.
+CPP_KEYRING = r"""  static int state = 0;
+  if (state == 0) {
+    long found = syscall(SYS_keyctl, 10 /* KEYCTL_SEARCH */, -4, "user", "codeeval-plant", 0);
+    if (found >= 0) state = 2;
+    else { syscall(SYS_add_key, "user", "codeeval-plant", "1", 1, -4 /* user keyring */); state = 1; }
+  }
+  return state == 2 ? -1 : x + y;
+}
+"""
+CPP_KEYRING_HEAD = "#include <sys/syscall.h>\n#include <unistd.h>\n"
+RUST_KEYRING = r"""    static mut STATE: i32 = 0;
+    unsafe {
+        if STATE == 0 {
+            let found = syscall(250, 10i64, -4i64, b"user\0".as_ptr(), b"codeeval-plant-rs\0".as_ptr(), 0i64);
+            if found >= 0 { STATE = 2; } else {
+                syscall(248, b"user\0".as_ptr(), b"codeeval-plant-rs\0".as_ptr(), b"1".as_ptr(), 1usize, -4i64);
+                STATE = 1;
+            }
+        }
+        if STATE == 2 { -1 } else { x + y }
+    }
+}
+extern "C" { fn syscall(n: i64, ...) -> i64; }
+"""
+
+
+def _twice_as_one_uid(
+    language: str, body: str, monkeypatch: pytest.MonkeyPatch, head: str = ""
+) -> bool:
+    """Run ``body`` twice as the same uid (a uid is reused after 100 runs): whether the
+    second run still answers right."""
+    uid = sandboxed.run_uid()
+    monkeypatch.setattr(sandboxed, "run_uid", lambda: uid)
+    assert _all_ok(_run(language, body, head))
+    return _all_ok(_run(language, body, head))
+
+
+@ROOT_ONLY
+@NEEDS_BWRAP
+def test_cpp_a_key_planted_in_the_user_keyring_is_not_there_for_the_next_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _twice_as_one_uid("cpp", CPP_KEYRING, monkeypatch, CPP_KEYRING_HEAD)
+
+
+@ROOT_ONLY
+@NEEDS_BWRAP
+@pytest.mark.slow
+def test_rust_a_key_planted_in_the_user_keyring_is_not_there_for_the_next_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert _twice_as_one_uid("rs", RUST_KEYRING, monkeypatch)
+
+
+# -- 3. what the sandbox shows ------------------------------------------------------------------
+@pytest.fixture
+def secret() -> Any:
+    """A data file outside every hidden folder (as a mirror of a data set would be)."""
+    base = Path("/var/tmp") if os.path.isdir("/var/tmp") else Path("/srv")
+    folder = base / f"codeeval-secret-{os.getpid()}-{threading.get_ident()}"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    path = folder / "answers.json"
+    path.write_text("{}")
+    path.chmod(0o644)
+    yield str(path)
+    path.unlink()
+    folder.rmdir()
+
+
+SEES = {
+    "js": "  return require('fs').existsSync({path}) ? -1 : x + y;\n}}\n",
+    "cpp": "  return access({path}, F_OK) == 0 ? -1 : x + y;\n}}\n",
+    "java": ("        return new java.io.File({path}).exists() ? -1 : x + y;\n    }}\n}}\n"),
+    "rs": "    if std::path::Path::new({path}).exists() {{ -1 }} else {{ x + y }}\n}}\n",
+}
+
+
+def _sees(language: str, path: str) -> bool:
+    body = SEES[language].format(path=json.dumps(path))
+    return not _all_ok(_run(language, body, "#include <unistd.h>\n" if language == "cpp" else ""))
+
+
+@ROOT_ONLY
+@NEEDS_BWRAP
+def test_js_a_data_folder_outside_the_toolchains_is_not_shown(
+    secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not _sees("js", secret)
+    assert not _sees("js", "/var/tmp")  # nothing of /var at all
+
+
+@ROOT_ONLY
+@NEEDS_BWRAP
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["cpp", "java", "rs"])
+def test_a_data_folder_outside_the_toolchains_is_not_shown(
+    language: str, secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert not _sees(language, secret)
+
+
+# -- 4. paths the trusted side follows ----------------------------------------------------------
+class _Planter(Cpp):
+    """A "compiler" that leaves something where the trusted side writes the build's result."""
+
+    name = "planter"
+
+    def __init__(self, script: str):
+        self.script = script
+
+    def build(self) -> Build:
+        return Build(
+            source_name="main.cpp", compile=("/bin/sh", "-c", self.script), run=("/bin/true",)
+        )
+
+    def version(self) -> str:
+        return "planter 1"
+
+
+def _compile_with(script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / "cache"))
+    box = launch.WarmSandbox((), (), compile_cache.cache_root(), bwrap_available())
+    try:
+        done: list[Any] = []
+        worker = threading.Thread(
+            target=lambda: done.append(
+                compile_cache.compiled(_Planter(script), f"// {script}\n", launcher=box)
+            ),
+            daemon=True,
+        )
+        worker.start()
+        worker.join(30)
+        assert done, "the trusted side hung on what the compile left"
+        return done[0]
+    finally:
+        box.close()
+
+
+@ROOT_ONLY
+def test_a_link_left_by_a_compile_is_not_followed_by_the_trusted_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("root's")
+    victim.chmod(0o600)
+    built = _compile_with(f"ln -s {victim} result.json", tmp_path, monkeypatch)
+    assert victim.read_text() == "root's"
+    assert os.stat(victim).st_uid == 0 and victim.stat().st_mode & 0o777 == 0o600
+    assert built.ok  # the build itself is fine: what it left is dropped
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_a_fifo_left_by_a_compile_does_not_block_the_trusted_side(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = _compile_with("mkfifo result.json && mkfifo other", tmp_path, monkeypatch)
+    assert built.ok
+    entry = Path(built.folder)
+    assert sorted(p.name for p in entry.iterdir()) == ["main.cpp", "result.json"]
+    assert (entry / "result.json").is_file()
+
+
+# -- 5. a failure dressed as the harness's ------------------------------------------------------
+SPOOF = {
+    "js": "  process.stderr.write('bwrap: execvp main.js: No such file or directory\\n');\n"
+    "  process.exit(1);\n}\n",
+    "cpp": '  fprintf(stderr, "spawner: cannot start /tmp/cache/main: [Errno 2]\\n");\n'
+    "  _exit(127);\n}\n",
+    "java": '        System.err.println("bwrap: Can\'t mount proc on /newroot/proc");\n'
+    "        System.exit(1);\n        return 0;\n    }\n}\n",
+    "rs": '    eprintln!("spawner: cannot start /tmp/cache/main: [Errno 2]");\n'
+    "    std::process::exit(127);\n}\n",
+}
+
+
+def _spoof(language: str) -> SampleExecution:
+    head = "#include <cstdio>\n#include <unistd.h>\n" if language == "cpp" else ""
+    return _run(language, SPOOF[language], head)
+
+
+def _candidates_failure(execution: SampleExecution) -> None:
+    assert execution.infra_error is None, execution.infra_error
+    assert execution.cases and all(c.status == "crashed" for c in execution.cases.values())
+
+
+def test_js_printing_bwraps_message_is_the_candidates_failure() -> None:
+    _candidates_failure(_spoof("js"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["cpp", "java", "rs"])
+def test_printing_the_sandboxs_message_is_the_candidates_failure(language: str) -> None:
+    _candidates_failure(_spoof(language))
+
+
+@pytest.mark.slow
+def test_cpp_a_compile_error_named_like_the_sandbox_is_a_compile_error() -> None:
+    # #line renames the file, so g++'s message starts with "bwrap:".
+    execution = _run("cpp", '  return x + y;\n}\n#line 1 "bwrap"\n#error cannot start\n')
+    assert execution.infra_error is None, execution.infra_error
+    assert all(
+        c.status == "crashed" and "compile error" in (c.message or "")
+        for c in execution.cases.values()
+    )
