@@ -223,7 +223,9 @@ class Cpp(Language):
             + 'codeeval_driver::enc(o, std::string("exception: ") + e.what()); o += "}\\n"; }\n'
             + '    catch (...) { o = head + ",\\"e\\":\\"exception: (not a std::exception)\\"}\\n"; }\n'
             + "    codeeval_driver::put(fd, o);\n"
-            + "  }\n  return 0;\n}\n"
+            + "  }\n"
+            + '  codeeval_driver::put(fd, "{\\"n\\":\\"" + nonce + "\\",\\"done\\":true}\\n");\n'
+            + "  return 0;\n}\n"
         )
 
     def _encoders(self, returns: PyType) -> str:

@@ -255,7 +255,9 @@ class Java(Language):
             + 'CodeevalDriver.str(e, t.getClass().getSimpleName() + ": " + t.getMessage()); '
             + 'line = head + ",\\"e\\":" + e + "}\\n"; }\n'
             + '            out.write(line.getBytes("UTF-8")); out.flush();\n'
-            + "        }\n    }\n}\n"
+            + "        }\n"
+            + '        out.write(("{\\"n\\":\\"" + nonce + "\\",\\"done\\":true}\\n").getBytes("UTF-8")); out.flush();\n'
+            + "    }\n}\n"
         )
 
     def build(self) -> Build:

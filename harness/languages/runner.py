@@ -30,6 +30,7 @@ from harness.sandbox import CaseExecution, SampleExecution
 
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 TAIL_BYTES = 2000
+END_GRACE_S = 0.5  # how long a program may take to exit after its end marker
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def execute(
     runner = _Runner(language, where, built.folder, source, cases, returns, memory_mb)
     try:
         results = runner.run_all()
-    except (_Infra, launch.LaunchError) as exc:
+    except launch.LaunchError as exc:
         return SampleExecution(cases={}, infra_error=str(exc), notes=notes)
     if runner.parse_error is not None:  # the run that found it is accounted as a run
         usage = {**runner.resources, **compile_usage}
@@ -135,8 +136,9 @@ def worst_case_s(problem: Problem) -> float:
     return language.compile_timeout_s + sum(c.timeout_s + language.startup_s for c in cases)
 
 
-class _Infra(Exception):
-    """The sandbox itself failed (never the sample's fault)."""
+class _Corrupted(Exception):
+    """The result channel deviated from the one sequence a driver writes (the sample's fault:
+    the driver shares its process with the candidate, so any deviation is the candidate's)."""
 
 
 class _Runner:
@@ -166,7 +168,16 @@ class _Runner:
         results: dict[str, CaseExecution] = {}
         start = 0
         while start < len(self.cases):
-            got = self._run_from(start)
+            try:
+                got = self._run_from(start)
+            except _Corrupted as exc:
+                # The channel is the candidate's process's: one deviation and no frame of
+                # the sample can be trusted, earlier runs' included.
+                message = f"corrupted result channel: {exc}"
+                return {
+                    c.case_id: CaseExecution(c.case_id, "crashed", message=message)
+                    for c in self.cases
+                }
             if start == 0 and not self.ready:
                 # An interpreted program that never started may not have parsed: that is its
                 # compile error (the syntax part of a reward), and no later run would parse.
@@ -228,15 +239,17 @@ class _Runner:
             for fd in (stdin_read, write_fd):  # the program holds them now
                 os.close(fd)
                 fds.remove(fd)
+            ended = False
             try:
-                results = self._collect(run, read_fd, nonce, start)
+                results, ended = self._collect(run, read_fd, nonce, start)
+                if ended:  # let it exit: what it writes on its way out is checked too
+                    run.wait(END_GRACE_S)
             finally:
                 launch.add_resources(self.resources, run.finish())
-            self.log_tail = _tail(log)
-            if _sandbox_failed(self.log_tail, results):
-                raise _Infra(f"the sandbox could not start the program: {self.log_tail[:300]}")
-            if not results:
-                raise _Infra(f"the sandbox returned nothing: {self.log_tail[-300:]}")
+                self.log_tail = _tail(log)
+            # Everything of the run is dead now: the pipe holds all it ever wrote.
+            if ended and _drain(read_fd):
+                raise _Corrupted("a frame after the end marker")
         finally:
             for fd in fds:
                 os.close(fd)
@@ -245,7 +258,11 @@ class _Runner:
 
     def _collect(
         self, run: launch.Run, fd: int, nonce: str, start: int
-    ) -> dict[str, CaseExecution]:
+    ) -> tuple[dict[str, CaseExecution], bool]:
+        """Read the frames of a run started at case ``start``: the results, and whether the
+        end marker came. The only sequence accepted is the ready frame, one frame per case
+        from ``start`` in order, then the end marker; anything else raises :class:`_Corrupted`
+        (a crash, an early exit or a timeout only ends the run at that case)."""
         results: dict[str, CaseExecution] = {}
         index = start
         buffer = b""
@@ -253,39 +270,42 @@ class _Runner:
         deadline = last + self.language.startup_s  # until the driver says it is ready
         ready = False
         eof = False
-        while index < len(self.cases):
+        while True:
             if b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 frame = _parse(line, nonce)
-                case = self.cases[index]
                 now = time.monotonic()
+                if frame is None:
+                    raise _Corrupted("a malformed frame, or one without this run's nonce")
                 if not ready:
-                    if frame is None or not frame.get("ready"):
-                        frame = None  # anything before the ready frame is forged
-                    else:
-                        ready, last = True, now
-                        self.ready = True
-                        deadline = now + case.timeout_s
-                        continue
-                outcome = self._outcome(frame, index, case, now - last)
-                if outcome is None:  # the end marker too early, or a bad frame
-                    results[case.case_id] = CaseExecution(
-                        case.case_id,
-                        "crashed",
-                        duration_s=now - last,
-                        message="the program wrote a malformed or forged result frame",
-                    )
-                    return results
-                results[case.case_id] = outcome
+                    if "ready" not in frame:
+                        raise _Corrupted("a frame before the driver started")
+                    ready, last = True, now
+                    self.ready = True
+                    deadline = now + self._limit(index)
+                    continue
+                if "ready" in frame:
+                    raise _Corrupted("a second start frame")
+                if index == len(self.cases):
+                    if "done" not in frame or buffer:
+                        raise _Corrupted("a frame after the last case")
+                    return results, True
+                case = self.cases[index]
+                if "done" in frame:
+                    raise _Corrupted(f"the end marker before case {index}")
+                if frame["c"] != index:
+                    raise _Corrupted(f"a frame for case {frame['c']} where case {index} was due")
+                results[case.case_id] = self._outcome(frame, case, now - last)
                 index += 1
                 last = now
-                if index < len(self.cases):
-                    deadline = now + self.cases[index].timeout_s
+                deadline = now + self._limit(index)
                 continue
             if eof:
                 break
             wait = deadline - time.monotonic()
             if wait <= 0:
+                if index == len(self.cases):
+                    raise _Corrupted("no end marker after the last case")
                 case = self.cases[index]
                 limit = case.timeout_s if ready else self.language.startup_s
                 what = "" if ready else " (the program did not start)"
@@ -295,7 +315,7 @@ class _Runner:
                     duration_s=time.monotonic() - last,
                     message=f"timed out after {limit:g} s{what}",
                 )
-                return results
+                return results, False
             readable, _, _ = select.select([fd], [], [], min(wait, 1.0))
             if readable:
                 chunk = os.read(fd, 65536)
@@ -303,36 +323,40 @@ class _Runner:
                     eof = True
                     continue
                 buffer += chunk
-                if len(buffer) > MAX_FRAME_BYTES:
+                if len(buffer) > MAX_FRAME_BYTES and b"\n" not in buffer:
+                    if index == len(self.cases):
+                        raise _Corrupted("a frame after the last case")
                     case = self.cases[index]
                     results[case.case_id] = CaseExecution(
                         case.case_id, "crashed", message="result too large"
                     )
-                    return results
-        if index < len(self.cases):
-            # The program ended (or closed the pipe) before this case's frame.
-            code = run.wait(max(0.05, min(deadline - time.monotonic(), 5.0)))
-            case = self.cases[index]
-            if code is None:
-                results[case.case_id] = CaseExecution(
-                    case.case_id, "timeout", message=f"timed out after {case.timeout_s:g} s"
-                )
-            else:
-                results[case.case_id] = CaseExecution(
-                    case.case_id,
-                    "crashed",
-                    duration_s=time.monotonic() - last,
-                    message=_exit_message(code),
-                )
-        return results
+                    return results, False
+        if index == len(self.cases):  # every case came, the end marker did not
+            raise _Corrupted("the channel ended without the end marker")
+        # The program ended (or closed the pipe) before this case's frame.
+        code = run.wait(max(0.05, min(deadline - time.monotonic(), 5.0)))
+        case = self.cases[index]
+        if code is None:
+            results[case.case_id] = CaseExecution(
+                case.case_id, "timeout", message=f"timed out after {case.timeout_s:g} s"
+            )
+        else:
+            results[case.case_id] = CaseExecution(
+                case.case_id,
+                "crashed",
+                duration_s=time.monotonic() - last,
+                message=_exit_message(code),
+            )
+        return results, False
 
-    def _outcome(
-        self, frame: dict[str, Any] | None, index: int, case: NativeCase, duration: float
-    ) -> CaseExecution | None:
-        if frame is None or frame.get("c") != index:
-            return None
+    def _limit(self, index: int) -> float:
+        """How long the frame after case ``index - 1`` may take (the end marker: the last
+        case's limit; the driver writes it at once)."""
+        return self.cases[min(index, len(self.cases) - 1)].timeout_s
+
+    def _outcome(self, frame: dict[str, Any], case: NativeCase, duration: float) -> CaseExecution:
         if "e" in frame:
-            text = str(frame["e"])[:500]
+            text = frame["e"][:500]
             kind, _, message = text.partition(": ")
             if not message or " " in kind:
                 kind, message = "exception", text
@@ -342,9 +366,9 @@ class _Runner:
                 exception={"type": kind, "message": message},
                 duration_s=duration,
             )
-        values = frame.get("v")
-        if not isinstance(values, list) or len(values) != case.calls:
-            return None
+        values = frame["v"]
+        if len(values) != case.calls:
+            raise _Corrupted(f"{len(values)} values for a case of {case.calls} calls")
         try:
             decoded = [decode(v, self.returns, "returned value") for v in values]
         except DecodeError as exc:
@@ -363,18 +387,22 @@ def _parse(line: bytes, nonce: str) -> dict[str, Any] | None:
     if not isinstance(frame, dict) or frame.get("n") != nonce:
         return None
     keys = set(frame)
-    if keys == {"n", "ready"}:
-        return frame if frame["ready"] is True else None
+    if keys in ({"n", "ready"}, {"n", "done"}):
+        return frame if frame.get("ready", frame.get("done")) is True else None
     if keys not in ({"n", "c", "v"}, {"n", "c", "e"}) or type(frame["c"]) is not int:
+        return None
+    if not isinstance(frame.get("v", []), list) or not isinstance(frame.get("e", ""), str):
         return None
     return frame
 
 
-def _sandbox_failed(log: str, results: dict[str, CaseExecution]) -> bool:
-    """The sandbox's tools failed before the program started (their own message)."""
-    if any(r.status != "crashed" for r in results.values()):
+def _drain(fd: int) -> bool:
+    """Whether anything is left in the pipe ``fd`` (its writers are dead: never blocks)."""
+    os.set_blocking(fd, False)
+    try:
+        return bool(os.read(fd, 1))
+    except BlockingIOError:
         return False
-    return log.lstrip().startswith(compile_cache.INFRA_PREFIXES)
 
 
 def _exit_message(code: int) -> str:

@@ -232,7 +232,9 @@ class Rust(Language):
             + 'format!("{{\\"n\\":\\"{}\\",\\"c\\":{},\\"e\\":{}}}\\n", nonce, i, e) }\n'
             + "        };\n"
             + "        out.write_all(line.as_bytes()).unwrap();\n"
-            + "    }\n}\n"
+            + "    }\n"
+            + '    out.write_all(format!("{{\\"n\\":\\"{}\\",\\"done\\":true}}\\n", nonce).as_bytes()).unwrap();\n'
+            + "}\n"
         )
 
     def build(self) -> Build:
