@@ -147,9 +147,12 @@ RUST_TRAILING = r"""    x + y
 extern "C" {
     fn atexit(f: extern "C" fn()) -> i32;
     fn write(fd: i32, b: *const u8, n: usize) -> isize;
+    fn dup(fd: i32) -> i32;
 }
-extern "C" fn codeeval_tail() { unsafe { write(3, b"tail\n".as_ptr(), 5); } }
-extern "C" fn codeeval_init() { unsafe { atexit(codeeval_tail); } }
+// The driver's File closes fd 3 at the end of main: keep a copy.
+static mut CODEEVAL_FD: i32 = -1;
+extern "C" fn codeeval_tail() { unsafe { write(CODEEVAL_FD, b"tail\n".as_ptr(), 5); } }
+extern "C" fn codeeval_init() { unsafe { CODEEVAL_FD = dup(3); atexit(codeeval_tail); } }
 #[used]
 #[link_section = ".init_array"]
 static CODEEVAL_INIT: extern "C" fn() = codeeval_init;

@@ -131,9 +131,13 @@ def test_a_run_past_its_limit_is_killed_whole(sandbox: launch.WarmSandbox) -> No
 @ROOT_ONLY
 @pytest.mark.skipif(which("ipcmk") is None, reason="ipcmk (util-linux) is not installed")
 def test_ipc_objects_do_not_outlive_their_run(sandbox: launch.WarmSandbox) -> None:
-    code, out, _ = sh(sandbox, "ipcmk -M 4096 -p 0666 && ipcmk -Q -p 0666; ipcs -m -q | grep -c 0x")
-    assert code == 0 and out.strip().endswith("2")
-    assert sh(sandbox, "ipcs -m -q | grep -c 0x || true")[1].strip() == "0"
+    # Counted by their owner (without bubblewrap the host's namespace may hold others' objects).
+    mine = 'ipcs -m -q | grep -c " {uid} " || true'
+    script = f"ipcmk -M 4096 -p 0666 && ipcmk -Q -p 0666; id -u; {mine.format(uid='$(id -u)')}"
+    code, out, _ = sh(sandbox, script)
+    uid, count = out.split()[-2:]
+    assert code == 0 and count == "2", out
+    assert sh(sandbox, mine.format(uid=uid))[1].strip() == "0"
 
 
 def test_limits_hold(sandbox: launch.WarmSandbox) -> None:

@@ -30,12 +30,12 @@ from harness.records import Problem
 
 MAX_MESSAGE = 1500
 RESULT_FILE = "result.json"
-# What the sandbox's own tools write when they cannot start a program (not the sample's fault).
-INFRA_PREFIXES = ("bwrap:", "prlimit:", "setpriv:", "spawner:")
 
 
 class CompileInfraError(RuntimeError):
-    """The sandbox could not run the compiler (not the sample's fault)."""
+    """The sandbox could not run the compiler (not the sample's fault). Decided only from
+    what the candidate cannot write: the spawner's answer, never the compiler's output (it
+    quotes the candidate's source: a ``#error bwrap: ...`` is a compile error)."""
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,7 @@ def compiled(language: Language, source: str, *, launcher: WarmSandbox) -> Compi
             # Not kept: a timeout or a kill (memory, CPU) may be this machine's load.
             return result
         meta = {"ok": result.ok, "message": result.message, "log": result.log[-4000:]}
-        with open(os.path.join(folder.host, RESULT_FILE), "w") as fh:
-            json.dump(meta, fh)
+        _write_result(folder.host, meta)
         launcher.keep(folder, final)
         return dataclasses.replace(result, folder=final)
     finally:
@@ -176,8 +175,6 @@ def _run_compiler(
     if code is None:
         message = f"compilation timed out after {language.compile_timeout_s:g} s"
         return done(False, message=message, timed_out=True)
-    if text.lstrip().startswith(INFRA_PREFIXES):
-        raise CompileInfraError(f"the sandbox could not start the compiler: {text[:300]}")
     if code == 0:
         return done(True)
     if code < 0 or code > 128:  # a signal (a shell would report 128 + its number)
@@ -186,6 +183,24 @@ def _run_compiler(
         return done(False, message=message, killed=True)
     first = _first_error(text) or f"the compiler exited with status {code}"
     return done(False, message=f"compile error: {first}"[:MAX_MESSAGE])
+
+
+def _write_result(folder: str, meta: dict[str, Any]) -> None:
+    """``RESULT_FILE`` in ``folder``, which the compile's uid could write (its processes are
+    dead by now): whatever it left under that name is removed, never followed or opened."""
+    dirfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        try:
+            os.unlink(RESULT_FILE, dir_fd=dirfd)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            shutil.rmtree(os.path.join(folder, RESULT_FILE))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        with os.fdopen(os.open(RESULT_FILE, flags, 0o644, dir_fd=dirfd), "w") as fh:
+            json.dump(meta, fh)
+    finally:
+        os.close(dirfd)
 
 
 def _first_error(text: str) -> str:

@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -230,8 +231,9 @@ class WarmSandbox:
         staging = folder.host
         if not self.use_bwrap:
             staging = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
-            for name in os.listdir(folder.host):
-                shutil.move(os.path.join(folder.host, name), os.path.join(staging, name))
+            for entry in os.scandir(folder.host):  # files and folders only (a FIFO would block)
+                if entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False):
+                    shutil.move(entry.path, os.path.join(staging, entry.name))
         _seal(staging)
         try:
             os.rename(staging, final)
@@ -293,11 +295,16 @@ def _private_dir(parent: str, uid: int, prefix: str) -> str:
 
 
 def _seal(folder: str) -> None:
-    """Root's, 0755/0644. Links are dropped (the compiler writes none; chmod would follow)."""
+    """Root's, 0755/0644. Only plain files and folders stay: links (chmod would follow them),
+    FIFOs, sockets and hard-linked files are dropped (a compiler writes none of them)."""
     for root, dirs, files in os.walk(folder):
         for name in dirs + files:
             path = os.path.join(root, name)
-            if os.path.islink(path):
+            info = os.lstat(path)
+            plain = stat.S_ISDIR(info.st_mode) or (
+                stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+            )
+            if not plain:
                 os.unlink(path)
                 continue
             if DROP_UID:

@@ -28,8 +28,10 @@ process's reaped-children counters (``/proc/self/io`` minus its own thread's).
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
+import platform
 import resource
 import select
 import signal
@@ -66,17 +68,68 @@ _NO_CAPS = (_CapHeader(0x20080522, 0), (_CapData * 2)())  # _LINUX_CAPABILITY_VE
 _capset, _prctl = _LIBC.capset, _LIBC.prctl  # looked up once, not in every child
 
 
-def _child(req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[int, int]]]) -> None:
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]  # fmt: skip
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+# The kernel's keyrings are not namespaced, and a uid's user keyring outlives its processes:
+# a run could leave a key for a later run of a reused uid (or add to an inherited session
+# keyring). No compiler or program here uses them, so the calls fail with EPERM.
+_ARCHES = {  # machine: (AUDIT_ARCH_*, add_key, request_key, keyctl)
+    "x86_64": (0xC000003E, 248, 249, 250),
+    "aarch64": (0xC00000B7, 217, 218, 219),
+}
+
+
+def _seccomp_program() -> _SockFprog | None:
+    """A BPF filter refusing the keyring calls (and every call of another ABI, i386 or x32,
+    whose numbers differ); None on a machine this table does not know."""
+    arch = _ARCHES.get(platform.machine())
+    if arch is None:
+        return None
+    audit, *denied = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    n = len(denied)
+    code = [(ld, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, deny), (ld, 0, 0, 0)]
+    code.append((jge, n + 1, 0, 0x40000000))  # x32 calls: to the final deny
+    code += [(jeq, n - i, 0, nr) for i, nr in enumerate(denied)]
+    code += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
+    filters = (_SockFilter * len(code))(*(_SockFilter(*c) for c in code))
+    prog = _SockFprog(len(code), filters)
+    prog._keep = filters  # type: ignore[attr-defined]  # the array lives as long as prog
+    return prog
+
+
+_SECCOMP = _seccomp_program()  # built once, before any fork
+
+
+def _child(
+    req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[int, int]]], status: int
+) -> None:
     """After fork: confine this process and exec the program (never returns). Everything is
-    prepared before the fork: each object the child touches costs it a copied page."""
+    prepared before the fork: each object the child touches costs it a copied page.
+
+    ``status`` is the write end of a close-on-exec pipe: a failure before the exec is written
+    there (exec closes it: the program never holds it), never on the program's own output,
+    which is the program's to write."""
     argv, env, cwd, uid = req["argv"], req["env"], req["cwd"], req.get("uid")
     try:
         os.setsid()
-        if any(fd < len(fds) for fd in fds):  # out of the way of the targets 0, 1, 2, ...
+        if status < len(fds):  # out of the way of the targets 0, 1, 2, ...
+            status = fcntl.fcntl(status, fcntl.F_DUPFD_CLOEXEC, len(fds))
+        if any(fd < len(fds) for fd in fds):
             fds = [os.dup(fd) for fd in fds]
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
-        os.closerange(len(fds), MAX_FD)
+        os.closerange(len(fds), status)
+        os.closerange(status + 1, MAX_FD)
         for kind, value in limits:
             resource.setrlimit(kind, value)
         if uid is not None:
@@ -88,16 +141,19 @@ def _child(req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[in
         # Empty effective, permitted and inheritable sets (setpriv's --inh-caps=-all).
         if _capset(ctypes.byref(_NO_CAPS[0]), _NO_CAPS[1]) != 0:
             raise OSError(ctypes.get_errno(), "capset")
+        if _SECCOMP is not None:
+            if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP), 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "seccomp")
         os.chdir(cwd)
         os.execve(argv[0], argv, env)
-    except BaseException as exc:  # noqa: BLE001 - reported on the program's stderr
+    except BaseException as exc:  # noqa: BLE001 - reported on the status pipe
         try:
-            os.write(2, f"spawner: cannot start {argv[0]}: {exc}\n".encode())
+            os.write(status, f"cannot start {argv[0]}: {exc}".encode()[:4000])
         finally:
             os._exit(127)
 
 
-def _zygote(sock: socket.socket, host_fd: int) -> None:
+def _zygote(sock: socket.socket, host_fd: int, status: int) -> None:
     """A prepared child: wait for one request, then confine itself and exec (never returns)."""
     try:
         os.close(host_fd)  # the trusted side must see the spawner's end close when it dies
@@ -105,7 +161,7 @@ def _zygote(sock: socket.socket, host_fd: int) -> None:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
         if data:
             req, limits = json.loads(data)
-            _child(req, fds, [(kind, (soft, hard)) for kind, (soft, hard) in limits])
+            _child(req, fds, [(kind, (soft, hard)) for kind, (soft, hard) in limits], status)
     finally:
         os._exit(127)
 
@@ -155,7 +211,7 @@ class Spawner:
         self.rss = 0
         self.before: tuple[float, float, dict[str, int]] | None = None
         self.uid: int | None = None
-        self.zygote: tuple[int, socket.socket] | None = None
+        self.zygote: tuple[int, socket.socket, int] | None = None  # pid, socket, status pipe
 
     def prepare(self) -> None:
         """Fork the next program's process now, while nothing runs (a fork copies this
@@ -165,13 +221,16 @@ class Spawner:
             return
         try:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            status_r, status_w = os.pipe()  # close-on-exec, both
             pid = os.fork()
         except OSError:  # the spawn forks then
             return
         if pid == 0:
-            _zygote(theirs, self.host_fd)
+            os.close(status_r)
+            _zygote(theirs, self.host_fd, status_w)
         theirs.close()
-        self.zygote = (pid, ours)
+        os.close(status_w)
+        self.zygote = (pid, ours, status_r)
 
     def spawn(self, req: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         if self.pid:
@@ -179,25 +238,38 @@ class Spawner:
         self.before = self.counters.snapshot()
         self.status, self.rss, self.uid = None, 0, req.get("uid")
         limits = _rlimits(req["limits"])
-        pid = self._hand_over(req, fds, limits)
-        if pid is None:
+        started = self._hand_over(req, fds, limits)
+        if started is None:
+            status_r, status_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _child(req, fds, limits)
+                _child(req, fds, limits, status_w)
+            os.close(status_w)
+            started = (pid, status_r)
+        pid, status_r = started
         self.pid, self.pidfd = pid, os.pidfd_open(pid)
+        # Until the exec (or the failure before it) closes the child's end: ~1 ms.
+        failure = _read_all(status_r)
+        if failure:
+            self.finish()
+            return {"error": f"spawner: {failure.decode('utf-8', 'replace')}"}
         return {"ok": True}
 
-    def _hand_over(self, req: dict[str, Any], fds: list[int], limits: list[Any]) -> int | None:
-        """The prepared process takes the request (None: there is none, or it is gone)."""
+    def _hand_over(
+        self, req: dict[str, Any], fds: list[int], limits: list[Any]
+    ) -> tuple[int, int] | None:
+        """The prepared process takes the request: its pid and status pipe (None: there is
+        none, or it is gone)."""
         if self.zygote is None:
             return None
-        pid, sock = self.zygote
+        pid, sock, status_r = self.zygote
         self.zygote = None
         try:
             message = json.dumps([req, limits]).encode()
             socket.send_fds(sock, [message], fds, socket.MSG_NOSIGNAL)  # gone: EPIPE, no signal
-            return pid
+            return pid, status_r
         except OSError:
+            os.close(status_r)
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
@@ -264,6 +336,20 @@ class Spawner:
                     break
                 self.rss = max(self.rss, usage.ru_maxrss)
             time.sleep(0.001 if attempt < 20 else 0.01)
+
+
+def _read_all(fd: int) -> bytes:
+    """Read the pipe ``fd`` to its end (bounded) and close it."""
+    out = b""
+    try:
+        while len(out) < 8192:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(fd)
+    return out
 
 
 def _children() -> list[int]:
