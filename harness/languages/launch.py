@@ -7,8 +7,9 @@ enter. When a run ends the spawner kills everything the run started and reaps it
 accounting (docs/formats.md, ``execution``) counts every process, from kernel counters.
 
 Where bubblewrap works, the spawner is PID 1 of one bubblewrap per worker thread: the same view
-for every compile and run (read-only root, hidden suite, data, home and repository folders, no
-network, its own PID and IPC namespaces); ending a run kills everything in the namespace but
+for every compile and run (an allow-list, :mod:`harness.languages.view`: the toolchains,
+read-only, and nothing of home, data or repository folders; no network, its own PID and IPC
+namespaces); ending a run kills everything in the namespace but
 the spawner (one run at a time), and the IPC objects a run left are removed. Two host folders
 are bound in: the private run folders (``/tmp/runs``, 0711, so a run cannot list the others)
 and the compile cache (``/tmp/cache``, its folders 0711: a run reaches its own build by its
@@ -348,9 +349,9 @@ def _shutdown(proc: subprocess.Popen[bytes], sock: socket.socket, runs: str, pid
 
 
 def _python_dirs() -> tuple[str, ...]:
-    from harness.sandbox import bwrap
-
-    return tuple(bwrap.python_dirs())
+    """The spawner's interpreter where it is not /usr's: its installation (its site folders
+    are covered by the view) and the folder of its executable (a virtual environment's)."""
+    return (os.path.realpath(sys.base_prefix), os.path.dirname(os.path.abspath(sys.executable)))
 
 
 _local = threading.local()  # a sandbox is its thread's: bubblewrap dies with that thread

@@ -1,11 +1,10 @@
 """The pieces of a sandboxed compile or run: limits, uids, environment, bubblewrap's view.
 
-The view is the Python fork server's (:mod:`harness.sandbox.bwrap`): the file system read-only,
-the caller's hidden paths (the suite folder with the expected values, the data folder, the
-repository, home folders) empty, a fresh ``/tmp``, ``/dev`` and ``/proc``, no network, its own
-PID namespace; the toolchain folders that only root can enter (rustup under ``/root``) are bound
-back read-only (the mount plan covers closed folders on the way with a 0755 tmpfs). One such
-sandbox per worker thread stays warm and starts every compile and run
+The view is an allow-list (:mod:`harness.languages.view`): ``/usr`` and a few files of ``/etc``
+read-only, the toolchains that live elsewhere (rustup under ``/root``) bound in, site-packages
+and the caller's hidden paths covered, a fresh ``/tmp``, ``/dev`` and ``/proc``, no network,
+its own PID namespace. One such sandbox per worker thread stays warm and starts every compile
+and run
 (:mod:`harness.languages.launch`, :mod:`harness.languages.spawner`).
 
 Every compile and run gets its own unprivileged uid with no capabilities and
@@ -20,12 +19,12 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from harness.languages import view
 from harness.sandbox import bwrap
 
 WORK = "/tmp/w"  # in a build's run command: the run's private folder
@@ -55,9 +54,7 @@ def _warm_prefix(hide: tuple[str, ...], keep: tuple[str, ...]) -> tuple[str, ...
     # --as-pid-1: the spawner is PID 1, so every orphan of a run is its child (reaped and
     # accounted), and when it dies the kernel kills everything in the PID namespace. It never
     # changes its own user, so bubblewrap's parent-death signal stays set on it.
-    args = bwrap.base_args(shutil.which("bwrap") or "bwrap")
-    args += bwrap.mount_plan(bwrap.hidden_paths(hide), list(keep), drop=os.getuid() == 0)
-    return tuple(args)
+    return tuple(view.bwrap_args(hide, keep))
 
 
 def warm_prefix(hide: Sequence[str], keep: Sequence[str]) -> list[str]:

