@@ -8,7 +8,11 @@ candidate, takes the first case to run (``argv[1]``) and the number of an inheri
     {"n": NONCE, "c": CASE_INDEX, "v": [VALUE, ...]}     the values of the case's calls
     {"n": NONCE, "c": CASE_INDEX, "e": "what was thrown"} the candidate threw
 
-and ``{"n": NONCE, "done": true}`` after the last case. Values are plain JSON: lists for lists
+and ``{"n": NONCE, "done": true}`` after the last case, after ``{"n": NONCE, "ready": true}``
+before the first. The trusted side accepts that sequence only (:mod:`harness.languages.runner`):
+the driver shares its process with the candidate, which can read the nonce as well as the
+driver, so a frame proves nothing about its writer; what is checked is the sequence, and any
+deviation fails the sample. Values are plain JSON: lists for lists
 and tuples, ``[[key, value], ...]`` for dicts, ``null`` for an empty Optional, numbers,
 ``"NaN"``/``"Infinity"``/``"-Infinity"`` for those floats, and ``[family, value]`` for a
 Union's value (``["int", 5]``, ``["list", [...]]``: the family of the alternative it is). The trusted side decodes them by the

@@ -6,10 +6,17 @@ process judges compiled languages with the same generated check functions, messa
 partial credit as Python (:mod:`harness.verdicts`).
 
 A run starts the driver at case ``start``; it writes one frame per case on an inherited pipe
-(:mod:`harness.languages.base`). Each frame must carry this run's nonce and the next case's
-index, or the run is stopped and that case fails. When the program dies, exits early or runs
-past a case's limit, that case fails (crashed / timeout) and a new run starts at the next case,
-so one crash never loses the other cases. Nothing the program prints on stdout counts.
+(:mod:`harness.languages.base`). The channel accepts exactly one sequence: the start frame, one
+frame per case from ``start`` on, in order, of the right shape and with this run's nonce, then
+the end marker, and nothing after it (the pipe is read once more after every process of the
+run is dead, so what an exit handler writes counts too). The driver runs in the candidate's
+process and the candidate can read the nonce, so any deviation (a frame before the start, a
+duplicate, a frame out of order, a malformed one, anything after the end) is the candidate's:
+the whole sample fails as ``corrupted result channel``, never an infrastructure error. When
+the program dies, exits early or runs past a case's limit, that case fails (crashed / timeout)
+and a new run starts at the next case, so one crash never loses the other cases. Nothing the
+program prints counts, and nothing it prints decides an infrastructure error: only the
+spawner's own answers do (:mod:`harness.languages.spawner`'s status pipe).
 """
 
 from __future__ import annotations

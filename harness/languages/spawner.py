@@ -8,8 +8,10 @@ to the trusted side (:mod:`harness.languages.launch`): one JSON message per requ
 * ``{"op": "spawn", "argv", "env", "cwd", "limits", "uid"}`` with the fds the program gets as
   0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): a child (forked beforehand,
   while nothing ran) takes its own session, those fds only, the resource limits, the uid (no
-  groups, no capabilities, ``no_new_privs``) and execs ``argv``. Answers ``{"ok": true}`` or
-  ``{"error": why}``.
+  groups, no capabilities, ``no_new_privs``, a seccomp filter refusing the keyring calls) and
+  execs ``argv``. Answers ``{"ok": true}`` or ``{"error": why}`` once the exec happened or
+  failed: a failure before the exec comes back on a close-on-exec pipe (the program never
+  holds it), never on the program's stdout or stderr, which are the program's to write.
 * ``{"op": "wait", "timeout"}``: ``{"status": wait status}`` once the program ended, or
   ``{"status": null}`` when it still runs after ``timeout`` seconds.
 * ``{"op": "finish"}``: kills every process of the run (as PID 1: everything in the namespace
