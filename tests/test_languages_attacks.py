@@ -244,6 +244,31 @@ def test_rust_a_key_planted_in_the_user_keyring_is_not_there_for_the_next_run(
     assert _twice_as_one_uid("rs", RUST_KEYRING, monkeypatch)
 
 
+@ROOT_ONLY
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-filter", "own-filter"])
+@pytest.mark.parametrize("use_bwrap", [pytest.param(True, marks=NEEDS_BWRAP), False])
+def test_the_keyring_calls_are_refused_with_either_filter(
+    shared: bool, use_bwrap: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the Python sandbox's seccomp module and with the spawner's own (where that
+    module is missing or does not load)."""
+    if not shared:
+        monkeypatch.setattr(launch, "SHARED_SECCOMP", tmp_path / "missing.py")
+    elif not launch.SHARED_SECCOMP.is_file():
+        pytest.skip("the Python sandbox's seccomp module is not there")
+    add_key = (
+        "import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+        "r = libc.syscall(248 if __import__('platform').machine() == 'x86_64' else 217, "
+        "b'user', b'codeeval-plant', b'1', 1, -4); print(r, ctypes.get_errno())"
+    )
+    box = launch.WarmSandbox((), (), str(tmp_path / "cache"), use_bwrap)
+    try:
+        code, out, _ = sh(box, f"python3 -c {_quote(add_key)}")
+    finally:
+        box.close()
+    assert code == 0 and out.split() == ["-1", "1"], out  # EPERM
+
+
 # The other channels, planted by one run and read by the next run of the same uid (a shell
 # and the sandbox's python3 stand in for a program: the channels are the kernel's).
 PLANT_READ = {

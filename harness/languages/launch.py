@@ -44,6 +44,10 @@ from harness.languages import sandboxed
 RUNS = "/tmp/runs"  # inside bubblewrap: the private run folders
 CACHE = "/tmp/cache"  # inside bubblewrap: the compile cache
 SPAWNER = "/tmp/.spawner.py"
+SECCOMP = "/tmp/.seccomp.py"
+# The Python sandbox's seccomp module (stdlib only): the spawner loads it by path when it is
+# there, and keeps a keyring filter of its own otherwise.
+SHARED_SECCOMP = Path(__file__).resolve().parents[1] / "sandbox" / "inside" / "seccomp.py"
 CHANNEL_FD = 3  # the result channel's number in a started program
 START_TIMEOUT_S = 30.0
 IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes")
@@ -96,6 +100,7 @@ class WarmSandbox:
         self.pid = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         spawner = str(Path(__file__).with_name("spawner.py"))
+        shared = SHARED_SECCOMP.is_file()
         if use_bwrap:
             python = (
                 "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
@@ -105,11 +110,14 @@ class WarmSandbox:
                 "--bind", self.runs, RUNS,
                 "--bind", self.cache, CACHE,
                 "--ro-bind", spawner, SPAWNER,
+                *(("--ro-bind", str(SHARED_SECCOMP), SECCOMP) if shared else ()),
                 "--chdir", "/tmp", "--",
                 python, "-I", "-S", SPAWNER, str(theirs.fileno()),
+                *(("--seccomp", SECCOMP) if shared else ()),
             ]  # fmt: skip
         else:
             argv = [sys.executable, "-I", "-S", spawner, str(theirs.fileno()), "--subreaper"]
+            argv += ["--seccomp", str(SHARED_SECCOMP)] if shared else []
         self.errors = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(

@@ -8,7 +8,8 @@ to the trusted side (:mod:`harness.languages.launch`): one JSON message per requ
 * ``{"op": "spawn", "argv", "env", "cwd", "limits", "uid"}`` with the fds the program gets as
   0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): a child (forked beforehand,
   while nothing ran) takes its own session, those fds only, the resource limits, the uid (no
-  groups, no capabilities, ``no_new_privs``, a seccomp filter refusing the keyring calls) and
+  groups, no capabilities, ``no_new_privs``, a seccomp filter: the Python sandbox's, given as
+  ``--seccomp PATH``, else one refusing the keyring calls) and
   execs ``argv``. Answers ``{"ok": true}`` or ``{"error": why}`` once the exec happened or
   failed: a failure before the exec comes back on a close-on-exec pipe (the program never
   holds it), never on the program's stdout or stderr, which are the program's to write.
@@ -110,6 +111,35 @@ def _seccomp_program() -> _SockFprog | None:
 
 
 _SECCOMP = _seccomp_program()  # built once, before any fork
+_shared_filter: Any = None  # the Python sandbox's filter, when its module could be loaded
+
+
+def _use_shared_filter(path: str) -> None:
+    """Use the Python sandbox's seccomp module (stdlib only, loaded by path: the repository is
+    not in this view). Its filter refuses more than the keyrings: System V IPC, message
+    queues, ptrace, io_uring, namespaces. Where it cannot be loaded, the keyring filter above
+    stays."""
+    global _shared_filter
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("codeeval_seccomp", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        bpf = module.build_filter()
+        if bpf:
+            _shared_filter = module.Filter(bpf)
+    except Exception:  # noqa: BLE001 - another version of that module: ours is enough
+        _shared_filter = None
+
+
+def _install_filter() -> None:
+    if _shared_filter is not None:
+        _shared_filter.install()
+    elif _SECCOMP is not None:
+        if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP), 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "seccomp")
 
 
 def _child(
@@ -143,9 +173,7 @@ def _child(
         # Empty effective, permitted and inheritable sets (setpriv's --inh-caps=-all).
         if _capset(ctypes.byref(_NO_CAPS[0]), _NO_CAPS[1]) != 0:
             raise OSError(ctypes.get_errno(), "capset")
-        if _SECCOMP is not None:
-            if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP), 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), "seccomp")
+        _install_filter()
         os.chdir(cwd)
         os.execve(argv[0], argv, env)
     except BaseException as exc:  # noqa: BLE001 - reported on the status pipe
@@ -460,6 +488,8 @@ def main(argv: list[str]) -> int:
     # than in every child: handled signals are reset by exec, ignored ones are not).
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)
+    if "--seccomp" in argv:
+        _use_shared_filter(argv[argv.index("--seccomp") + 1])
     serve(socket.socket(fileno=int(argv[1])), pid1)
     return 0
 
