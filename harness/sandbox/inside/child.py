@@ -61,11 +61,18 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
         os.setuid(NOBODY)
     os.chdir(workdir)
     null = os.open("/dev/null", os.O_RDONLY)
-    out = os.open("stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open("stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # stdout and stderr: memory files the server made before the fork and reads back through
+    # its own descriptors (a path here could be replaced by a link or a FIFO).
+    stdio = cfg.get("_stdio") or [os.open("/dev/null", os.O_WRONLY)] * 2
     os.dup2(null, 0)
-    os.dup2(out, 1)
-    os.dup2(err, 2)
+    os.dup2(stdio[0], 1)
+    os.dup2(stdio[1], 2)
+    os.environ["TMPDIR"] = workdir  # the only folder it may write to
+    kernel = cfg.get("_kernel")
+    if kernel is not None:
+        # Writes only here, no other sample's sockets, processes or signals (Landlock); no
+        # keyrings, IPC, ptrace, io_uring, bpf or namespaces (seccomp): see seccomp.py.
+        kernel.confine(workdir)
     # The server's channels (and everything else it had open) must be gone before any
     # candidate code runs: only stdio and the result pipe stay.
     os.closerange(RESULT_FD + 1, 1 << 20)

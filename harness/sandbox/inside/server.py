@@ -20,7 +20,6 @@ import math
 import os
 import resource
 import select
-import shutil
 import signal
 import struct
 import sys
@@ -317,8 +316,20 @@ class Server:
         return expected + 1
 
     def _private_folder(self) -> str:
-        """A new folder for one child (the work root is the server's own: a counter is unique)."""
+        """A new folder for one child (the work root is the server's own: a counter is unique).
+
+        Made here too, before the fork, for the child's ``confine``: its stdout and stderr as
+        memory files (``cfg["_stdio"]``) that the server reads back through its own
+        descriptors, never by a path the candidate could replace; and, once per server, the
+        kernel confinement (``cfg["_kernel"]``, seccomp.py).
+        """
+        if "_kernel" not in self.cfg:
+            # PID 1: bubblewrap's own network namespace already keeps TCP to the sample.
+            self.cfg["_kernel"] = _load("seccomp.py").Confinement(tcp=not self.pid1)
+        _close_all(self.cfg.get("_stdio", ()))  # a segment that failed before _finish
+        self.cfg["_stdio"] = (_memory_file("stdout"), _memory_file("stderr"))
         while True:
+
             self._folders += 1
             path = os.path.join(self.work_root, f"s{os.getpid()}-{self._folders}")
             try:
@@ -343,16 +354,13 @@ class Server:
         self._kill_rest()
         for fd in (pidfd, rfd):
             os.close(fd)
-        for name in ("stdout", "stderr"):
+        stdio = self.cfg.pop("_stdio", ())
+        for name, fd in zip(("stdout", "stderr"), stdio, strict=False):
             room = self.cap - len(st[name])
-            if room <= 0:
-                continue
-            try:
-                with open(os.path.join(workdir, name), "rb") as fh:
-                    st[name] += fh.read(room)
-            except OSError:
-                pass
-        shutil.rmtree(workdir, ignore_errors=True)
+            if room > 0:
+                st[name] += _read_bounded(fd, room)
+        _close_all(stdio)
+        remove_tree(workdir)
         return status
 
 
@@ -437,6 +445,115 @@ def _header(codec: Any, raw: bytes) -> tuple[int, int, int]:
     if kind not in (codec.KIND_READY, codec.KIND_CASE, codec.KIND_END, KIND_STARTED):
         raise codec.ChannelError("bad frame kind")
     return kind, index, length
+
+
+def _memory_file(name: str) -> int:
+    """An anonymous memory file, on a high descriptor (clear of the child's fixed ones)."""
+    import fcntl
+
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64)
+    finally:
+        os.close(fd)
+
+
+def _read_bounded(fd: int, size: int) -> bytes:
+    """At most ``size`` bytes from the start of our own memory file (never blocks)."""
+    data = bytearray()
+    while len(data) < size:
+        try:
+            chunk = os.pread(fd, min(size - len(data), 1 << 20), len(data))
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def _close_all(fds: Any) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+MAX_REMOVED = 1_000_000  # entries one clean-up removes; past that the rest stays, closed
+
+
+def remove_tree(path: str) -> None:
+    """Remove a child's folder: nothing in it is followed, no recursion, any permissions.
+
+    The folder is first made root's and 0700, so whatever could not be removed is closed to
+    every later sample. Sub-folders are moved up into it and emptied one at a time (a deep
+    tree needs no deep recursion), each made root's and 0700 first: the server may lack
+    CAP_DAC_OVERRIDE (bubblewrap keeps only the capabilities it names).
+    """
+    try:
+        os.chown(path, 0, 0, follow_symlinks=False)
+        os.chmod(path, 0o700)
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    queue: list[str | None] = [None]
+    count = 0
+    try:
+        while queue and count < MAX_REMOVED:
+            name = queue.pop()
+            fd = top if name is None else _claim(top, name)
+            if fd is None:
+                continue
+            try:
+                with os.scandir(fd) as entries:
+                    listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+                for entry, is_dir in listed:
+                    count += 1
+                    try:
+                        if not is_dir:
+                            os.unlink(entry, dir_fd=fd)
+                        elif fd == top:
+                            queue.append(entry)
+                        else:
+                            moved = f".rm-{os.urandom(6).hex()}"
+                            _claim(fd, entry, keep_open=False)
+                            os.rename(entry, moved, src_dir_fd=fd, dst_dir_fd=top)
+                            queue.append(moved)
+                    except OSError:
+                        pass
+            finally:
+                if fd != top:
+                    os.close(fd)
+            if name is not None:
+                try:
+                    os.rmdir(name, dir_fd=top)
+                except OSError:
+                    pass
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _claim(parent: int, name: str, keep_open: bool = True) -> int | None:
+    """Make sub-folder ``name`` root's and 0700 without following links; open it."""
+    try:
+        os.chown(name, 0, 0, dir_fd=parent, follow_symlinks=False)
+        handle = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+        try:
+            os.chmod(f"/proc/self/fd/{handle}", 0o700)
+        finally:
+            os.close(handle)
+        if not keep_open:
+            return None
+        return os.open(
+            name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent
+        )
+    except OSError:
+        return None
 
 
 def _drain(fd: int) -> bytes:
