@@ -378,6 +378,10 @@ class _Runner:
             raise _Corrupted(f"{len(values)} values for a case of {case.calls} calls")
         try:
             decoded = [decode(v, self.returns, "returned value") for v in values]
+        except RecursionError:  # nested deeper than any declared type
+            return CaseExecution(
+                case.case_id, "crashed", duration_s=duration, message="wrong return type"
+            )
         except DecodeError as exc:
             return CaseExecution(
                 case.case_id, "crashed", duration_s=duration, message=f"wrong return type: {exc}"
