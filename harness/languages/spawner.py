@@ -368,11 +368,13 @@ class Spawner:
             time.sleep(0.001 if attempt < 20 else 0.01)
 
 
-def _read_all(fd: int) -> bytes:
-    """Read the pipe ``fd`` to its end (bounded) and close it."""
-    out = b""
+def _read_all(fd: int, timeout: float = 30.0) -> bytes:
+    """Read the pipe ``fd`` to its end (bounded in size and time) and close it."""
+    out, deadline = b"", time.monotonic() + timeout
     try:
         while len(out) < 8192:
+            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return out or b"the program did not reach its exec in time"
             chunk = os.read(fd, 4096)
             if not chunk:
                 break
