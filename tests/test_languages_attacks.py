@@ -542,6 +542,19 @@ def test_js_a_runtime_the_spawner_cannot_start_is_an_infrastructure_error(
     assert execution.infra_error and "cannot start /nonexistent/node" in execution.infra_error
 
 
+@pytest.mark.parametrize("use_bwrap", [pytest.param(True, marks=NEEDS_BWRAP), False])
+def test_a_program_is_the_first_the_kernel_kills_when_memory_runs_out(
+    use_bwrap: bool, tmp_path: Path
+) -> None:
+    """A memory bomb must not make the kernel kill the spawner (a sandbox error, masked)."""
+    box = launch.WarmSandbox((), (), str(tmp_path / "cache"), use_bwrap)
+    try:
+        code, out, _ = sh(box, "cat /proc/self/oom_score_adj")
+    finally:
+        box.close()
+    assert code == 0 and out.strip() == "1000"
+
+
 SESSION_ROWS = {"spoof": SPOOF["js"], "duplicate": JS_DUPLICATE, "honest": "  return x + y;\n}\n"}
 
 

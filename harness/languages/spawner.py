@@ -39,6 +39,7 @@ import resource
 import select
 import signal
 import socket
+import struct
 import sys
 import time
 from typing import Any
@@ -71,13 +72,8 @@ _NO_CAPS = (_CapHeader(0x20080522, 0), (_CapData * 2)())  # _LINUX_CAPABILITY_VE
 _capset, _prctl = _LIBC.capset, _LIBC.prctl  # looked up once, not in every child
 
 
-class _SockFilter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
-                ("k", ctypes.c_uint32)]  # fmt: skip
-
-
 class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.c_void_p)]
 
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
@@ -90,9 +86,9 @@ _ARCHES = {  # machine: (AUDIT_ARCH_*, add_key, request_key, keyctl)
 }
 
 
-def _seccomp_program() -> _SockFprog | None:
+def _seccomp_program() -> tuple[_SockFprog, Any] | None:
     """A BPF filter refusing the keyring calls (and every call of another ABI, i386 or x32,
-    whose numbers differ); None on a machine this table does not know."""
+    whose numbers differ), with the buffer it points to; None on an unknown machine."""
     arch = _ARCHES.get(platform.machine())
     if arch is None:
         return None
@@ -104,10 +100,9 @@ def _seccomp_program() -> _SockFprog | None:
     code.append((jge, n + 1, 0, 0x40000000))  # x32 calls: to the final deny
     code += [(jeq, n - i, 0, nr) for i, nr in enumerate(denied)]
     code += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
-    filters = (_SockFilter * len(code))(*(_SockFilter(*c) for c in code))
-    prog = _SockFprog(len(code), filters)
-    prog._keep = filters  # type: ignore[attr-defined]  # the array lives as long as prog
-    return prog
+    raw = b"".join(struct.pack("=HBBI", *insn) for insn in code)  # struct sock_filter
+    buffer = ctypes.create_string_buffer(raw, len(raw))
+    return _SockFprog(len(code), ctypes.addressof(buffer)), buffer
 
 
 _SECCOMP = _seccomp_program()  # built once, before any fork
@@ -138,7 +133,7 @@ def _install_filter() -> None:
     if _shared_filter is not None:
         _shared_filter.install()
     elif _SECCOMP is not None:
-        if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP), 0, 0) != 0:
+        if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "seccomp")
 
 
@@ -164,6 +159,7 @@ def _child(
         os.closerange(status + 1, MAX_FD)
         for kind, value in limits:
             resource.setrlimit(kind, value)
+        _oom_first()
         if uid is not None:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
@@ -181,6 +177,19 @@ def _child(
             os.write(status, f"cannot start {argv[0]}: {exc}".encode()[:4000])
         finally:
             os._exit(127)
+
+
+def _oom_first() -> None:
+    """The program is the kernel's first choice when memory runs out, never the spawner or
+    the harness: a memory bomb must fail as the sample, not as the sandbox."""
+    try:
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def _zygote(sock: socket.socket, host_fd: int, status: int) -> None:
