@@ -52,7 +52,9 @@ scalars = (
     | st.datetimes(timezones=zones)
     | st.times(timezones=zones)
     | st.timedeltas()
-    | st.builds(range, st.integers(), st.integers(), st.integers().filter(bool))
+    | st.builds(range, st.integers(), st.integers(), st.integers().filter(bool)).filter(
+        lambda r: (r.stop - r.start) // r.step <= codec.MAX_UNITS  # longer: "value too large"
+    )
     | numeric_dtypes.flatmap(lambda d: npst.from_dtype(d, allow_nan=False))
 )
 hashable = st.recursive(

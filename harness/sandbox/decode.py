@@ -2,8 +2,9 @@
 
 The child's frames are the sample's own words: anything malformed, forged (wrong nonce),
 out of order or duplicated makes the affected case ``crashed`` with "corrupted result
-channel" (the sample's fault). A reply that is not what our own server writes is an
-infrastructure fault (:class:`ReplyError`).
+channel" (the sample's fault); a value over a decoding bound (``codec.MAX_*``: this process
+decodes it and compares it) makes it ``crashed`` with "value too large: ...". A reply that is
+not what our own server writes is an infrastructure fault (:class:`ReplyError`).
 """
 
 from __future__ import annotations
@@ -65,7 +66,9 @@ def _payload(slot: dict[str, Any], index: int | None) -> dict[str, Any]:
     return payload
 
 
-def _case(case_id: str, mode: str, n_calls: int, index: int, slot: Any) -> CaseExecution:
+def _case(
+    case_id: str, mode: str, n_calls: int, index: int, slot: Any, left: list[int]
+) -> CaseExecution:
     if type(slot) is not dict:
         raise ReplyError(f"case {case_id}: slot is not an object")
     kind = slot.get("kind")
@@ -112,10 +115,12 @@ def _case(case_id: str, mode: str, n_calls: int, index: int, slot: Any) -> CaseE
             raw = payload.get("values")
             if type(raw) is not list or len(raw) != n_calls:
                 raise codec.ChannelError("wrong number of values")
-            values = [codec.decode_value(v) for v in raw]
+            values = [codec.decode_value(v, left) for v in raw]
         elif "values" in payload:
             raise codec.ChannelError("values for a sandbox case")
         return CaseExecution(case_id, "ok", values=values, duration_s=duration)
+    except codec.TooLarge as exc:  # over a decoding bound: the candidate's failure, said so
+        return CaseExecution(case_id, "crashed", message=str(exc))
     except codec.ChannelError:
         return CaseExecution(case_id, "crashed", message=CORRUPTED)
 
@@ -165,8 +170,9 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
     slots = reply.get("slots")
     if type(slots) is not list or len(slots) != len(request.cases):
         raise ReplyError("reply has the wrong number of case slots")
+    left = [codec.MAX_SAMPLE_UNITS]  # what all the values of the sample may use together
     cases = {
-        case.case_id: _case(case.case_id, case.mode, len(case.calls), i, slots[i])
+        case.case_id: _case(case.case_id, case.mode, len(case.calls), i, slots[i], left)
         for i, case in enumerate(request.cases)
     }
     return SampleExecution(

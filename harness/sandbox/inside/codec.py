@@ -173,6 +173,11 @@ class TransferLimit(Exception):
     """The candidate's iterator yielded more than ``MAX_ITER_ITEMS`` items; the rest stayed."""
 
 
+class TooLarge(ChannelError):
+    """A value over a decoding bound: the case fails with "value too large: ..." (the
+    candidate's failure, never the harness's)."""
+
+
 class _Limit(Exception):
     """A value is too deep or too large to encode."""
 
@@ -614,21 +619,58 @@ _NP_ITEM_TYPES: dict[str, tuple[type, ...]] = {
     "S": (bytes,),
 }
 _HASHABLE_TAGS = frozenset("n b i f c s y t F o r Q D N I date datetime time timedelta".split())
+# Nodes whose hashes a candidate can steer into many collisions, which the flood check looks
+# at: ints from 2**60 on (ints hash modulo 2**61 - 1; below it only -1 and -2 share one),
+# and what hashes by combining numbers (tuples, complex, Fraction, ...). Not str, bytes or
+# dates (salted hashes), nor floats (at most ~34 floats share a hash).
+_FLOOD_TAGS = frozenset("t F c Q D N r timedelta".split())
+_SMALL_INT_DIGITS = 15  # hex digits of an int below 2**60
+
+# Bounds on what the trusted process decodes, and so later compares: every superlinear step
+# there (gcd, int <-> str, division, sorting, hashing into a set or dict) is C code that no
+# signal interrupts, so each must stay cheap on any value the decoder accepts.
+MAX_INT_BITS = 1 << 17  # gcd or divmod of two such ints: ~20 ms; factorial(10_000) fits
+MAX_TOTAL_INT_BITS = 1 << 22  # of all the ints of one value
+# Elements, characters, bytes and range lengths of one value: sorting or hashing that many
+# takes ~1 s; honest answers are far smaller (a 10**5-element list is 10**5).
+MAX_UNITS = 4_000_000
+MAX_SAMPLE_UNITS = 4 * MAX_UNITS  # of all the values of one sample (``decode_value``'s ``left``)
+MAX_DECIMAL_TEXT = 10_000  # characters of a Decimal (its digits)
+MAX_DECIMAL_EXPONENT = 100_000  # int(d) of a larger one is a huge int
+MAX_ARRAY_NDIM = 32
+# Extra equality tests a set or dict of the value's parts would make (parts that share one
+# hash but differ): a crafted flood costs n**2 of them, honest data ~0.
+MAX_FLOOD_COST = 2_000_000
+_FLOOD_MIN_PARTS = 64  # fewer parts cannot cost much, whatever their hashes
 _ITER_KIND_NAMES = frozenset(("generator", "map", "filter", "iterator"))
 _TYPECODES = frozenset(array.typecodes)
 
 
-def decode_value(data: Any) -> Any:
-    """Rebuild a value from tagged plain data, validating every tag, type, depth and size."""
-    budget = [MAX_NODES]
+def decode_value(data: Any, left: list[int] | None = None) -> Any:
+    """Rebuild a value from tagged plain data, validating every tag, type, depth and size.
+
+    A value over a bound (``MAX_*``) raises :class:`TooLarge`, anything malformed
+    :class:`ChannelError`. ``left``, shared by the values of one sample, holds the units they
+    may still use together (``MAX_SAMPLE_UNITS`` to start with).
+    """
+    units = MAX_UNITS if left is None else min(MAX_UNITS, left[0])
+    if units <= 0:
+        raise TooLarge(f"value too large: the sample's values are over {MAX_SAMPLE_UNITS} units")
+    # nodes, units, int bits, the values the flood check looks at, and the units bound
+    budget: list[Any] = [MAX_NODES, units, MAX_TOTAL_INT_BITS, [], units]
     try:
-        return _dec(data, 0, budget)
+        value = _dec(data, 0, budget)
+        check_hash_flood(budget[3])
+        return value
     except ChannelError:
         raise
     except (RecursionError, MemoryError) as exc:
         raise ChannelError(f"undecodable value: {type(exc).__name__}") from None
     except Exception as exc:  # any surprise in forged data is a channel error, never a crash
         raise ChannelError(f"undecodable value: {type(exc).__name__}: {exc}") from None
+    finally:
+        if left is not None:  # what this value used, refused or not
+            left[0] -= units - max(budget[1], 0)
 
 
 def _float(text: Any) -> float:
@@ -637,12 +679,33 @@ def _float(text: Any) -> float:
     return float.fromhex(text)
 
 
-def _int(text: Any) -> int:
+def _int(text: Any, budget: list[Any]) -> int:
     if type(text) is not str or not _HEX_INT.match(text):
         raise ChannelError("bad int")
-    if len(text) > MAX_TEXT:
-        raise ChannelError("int too large")
+    _int_bits(len(text), budget)
     return int(text, 16)
+
+
+def _int_bits(digits: int, budget: list[Any]) -> None:
+    """Charge an int of ``digits`` hex digits (a sign counts as one: a bound, not a size)."""
+    bits = 4 * digits
+    if bits > MAX_INT_BITS + 4:
+        raise TooLarge(
+            f"value too large: an int of about {bits} bits (the bound is {MAX_INT_BITS})"
+        )
+    budget[2] -= bits
+    if budget[2] < 0:
+        raise TooLarge(f"value too large: its ints have over {MAX_TOTAL_INT_BITS} bits in all")
+
+
+def _units(count: int, budget: list[Any], what: str) -> None:
+    """Charge ``count`` elements, characters or bytes (of ``what``) to the value."""
+    budget[1] -= count
+    if budget[1] < 0:
+        raise TooLarge(
+            f"value too large: over {budget[4]} elements and characters in all "
+            f"(at {what} of {count})"
+        )
 
 
 def _str(text: Any, limit: int = MAX_TEXT) -> str:
@@ -651,16 +714,18 @@ def _str(text: Any, limit: int = MAX_TEXT) -> str:
     return text
 
 
-def _items(payload: Any, depth: int, budget: list[int]) -> list[Any]:
+def _items(payload: Any, depth: int, budget: list[Any]) -> list[Any]:
     if type(payload) is not list:
         raise ChannelError("bad container")
+    _units(len(payload), budget, "a container")
     return [_dec(v, depth + 1, budget) for v in payload]
 
 
-def _hashable_items(payload: Any, depth: int, budget: list[int]) -> list[Any]:
+def _hashable_items(payload: Any, depth: int, budget: list[Any]) -> list[Any]:
     items = _items(payload, depth, budget)
     if not all(type(v) is list and v and v[0] in _HASHABLE_TAGS for v in payload):
         raise ChannelError("unhashable set element")
+    check_hash_flood(items)  # before a set is built of them
     return items
 
 
@@ -669,20 +734,66 @@ def _no_duplicates(items: list[Any], unique: int) -> None:
         raise ChannelError("duplicate elements")
 
 
-def _dict(payload: Any, depth: int, budget: list[int]) -> dict[Any, Any]:
+def _dict(payload: Any, depth: int, budget: list[Any]) -> dict[Any, Any]:
     if type(payload) is not list:
         raise ChannelError("bad dict")
-    out: dict[Any, Any] = {}
+    _units(len(payload), budget, "a dict")
+    keys, values = [], []
     for pair in payload:
         if type(pair) is not list or len(pair) != 2:
             raise ChannelError("bad dict item")
         if type(pair[0]) is not list or not pair[0] or pair[0][0] not in _HASHABLE_TAGS:
             raise ChannelError("unhashable dict key")
-        key = _dec(pair[0], depth + 1, budget)
-        if key in out and key == key:
-            raise ChannelError("duplicate dict key")
-        out[key] = _dec(pair[1], depth + 1, budget)
+        keys.append(_dec(pair[0], depth + 1, budget))
+        values.append(_dec(pair[1], depth + 1, budget))
+    check_hash_flood(keys)  # before a dict is built of them
+    out = dict(zip(keys, values, strict=True))
+    _no_duplicates(keys, len(out))
     return out
+
+
+def check_hash_flood(parts: list[Any]) -> None:
+    """TooLarge if a set or dict of these decoded parts would cost more than
+    ``MAX_FLOOD_COST`` extra equality tests: parts that share one hash and differ.
+
+    Linear: the hashes are counted in a dict keyed by the hash, which cannot be flooded itself
+    (a hash is below 2**63, and ints collide only modulo 2**61 - 1: a few per bucket).
+    Whether the parts of a shared hash differ is decided on their encoding, as text (str
+    hashes are salted per process), so equal duplicates, common in honest lists, cost nothing.
+    """
+    if len(parts) < _FLOOD_MIN_PARTS:
+        return
+    try:
+        hashes: list[int | None] = list(map(hash, parts))
+    except TypeError:  # a tuple holding a list: no set or dict can hold it
+        hashes = [_hash_or_none(value) for value in parts]
+    counts = collections.Counter(hashes)
+    shared = {h: n for h, n in counts.items() if n > 1 and h is not None}
+    if not shared:
+        return
+    groups: dict[int, list[int]] = {h: [] for h in shared}
+    for index, h in enumerate(hashes):
+        if h in shared:
+            groups[h].append(index)
+    cost = 0
+    for members in groups.values():
+        first = parts[members[0]]
+        if all(parts[i] is first or parts[i] == first for i in members):
+            continue  # one value, repeated
+        distinct = len({_json_dumps(encode_value(parts[i])) for i in members})
+        cost += len(members) * (distinct - 1)
+        if cost > MAX_FLOOD_COST:
+            raise TooLarge(
+                f"value too large: {distinct} different parts of it share one hash "
+                "(a set or dict of them would take quadratic time)"
+            )
+
+
+def _hash_or_none(value: Any) -> int | None:
+    try:
+        return hash(value)
+    except TypeError:
+        return None
 
 
 def _known(name: Any, names: Any) -> bool:
@@ -734,7 +845,7 @@ def _np_dtype(numpy: Any, text: Any, kinds: str) -> Any:
     return dtype
 
 
-def _ndarray(data: list[Any], depth: int, budget: list[int]) -> Any:
+def _ndarray(data: list[Any], depth: int, budget: list[Any]) -> Any:
     numpy = _numpy()
     dtype = _np_dtype(numpy, data[1], _NP_KINDS)
     shape = data[2]
@@ -742,6 +853,9 @@ def _ndarray(data: list[Any], depth: int, budget: list[int]) -> Any:
         raise ChannelError("bad shape")
     if not all(type(n) is int and 0 <= n <= MAX_DIM for n in shape):
         raise ChannelError("bad shape")
+    # An empty array's other axes are still iterated (list(a) of shape (2**40, 0)).
+    if len(shape) > MAX_ARRAY_NDIM or math.prod(n for n in shape if n) > MAX_UNITS:
+        raise TooLarge(f"value too large: an array of shape {tuple(shape)!r:.100}")
     items = _items(data[3], depth, budget)
     if math.prod(shape) != len(items):
         raise ChannelError("shape does not match the items")
@@ -757,7 +871,7 @@ def _ndarray(data: list[Any], depth: int, budget: list[int]) -> Any:
     return flat.reshape(shape)
 
 
-def _np_scalar(data: list[Any], depth: int, budget: list[int]) -> Any:
+def _np_scalar(data: list[Any], depth: int, budget: list[Any]) -> Any:
     dtype = _np_dtype(_numpy(), data[1], "biufcUS")
     item = _dec(data[2], depth + 1, budget)
     if type(item) not in _NP_ITEM_TYPES[dtype.kind]:
@@ -765,35 +879,49 @@ def _np_scalar(data: list[Any], depth: int, budget: list[int]) -> Any:
     return dtype.type(item)
 
 
-def _dec(data: Any, depth: int, budget: list[int]) -> Any:
+def _dec(data: Any, depth: int, budget: list[Any]) -> Any:
     if depth > MAX_DEPTH + 2:
-        raise ChannelError("value too deep")
+        raise TooLarge(f"value too large: nested deeper than {MAX_DEPTH}")
     budget[0] -= 1
     if budget[0] < 0:
-        raise ChannelError("value too large")
+        raise TooLarge(f"value too large: over {MAX_NODES} parts")
     if type(data) is not list or not data or type(data[0]) is not str:
         raise ChannelError("bad value node")
     tag, size = data[0], len(data)
+    if tag == "i" and size == 2:
+        text = data[1]  # inlined _int: the hottest node
+        if type(text) is not str or not _HEX_INT.match(text):
+            raise ChannelError("bad int")
+        if len(text) <= _SMALL_INT_DIGITS:
+            return int(text, 16)
+        _int_bits(len(text), budget)
+        value = int(text, 16)
+        budget[3].append(value)
+        return value
+    value = _dec_node(data, tag, size, depth, budget)
+    if tag in _FLOOD_TAGS:
+        budget[3].append(value)
+    return value
+
+
+def _dec_node(data: list[Any], tag: str, size: int, depth: int, budget: list[Any]) -> Any:
     if tag == "n" and size == 1:
         return None
     if tag == "b" and size == 2 and type(data[1]) is bool:
         return data[1]
-    if tag == "i" and size == 2:
-        text = data[1]  # inlined _int: the hottest node
-        if type(text) is not str or not _HEX_INT.match(text) or len(text) > MAX_TEXT:
-            raise ChannelError("bad int")
-        return int(text, 16)
     if tag == "f" and size == 2:
         return _float(data[1])
     if tag == "c" and size == 3:
         return complex(_float(data[1]), _float(data[2]))
     if tag == "s" and size == 2 and type(data[1]) is str:
+        _units(len(data[1]), budget, "a string")
         return data[1]
     if tag in ("y", "Y") and size == 2 and type(data[1]) is str:
         try:
             raw = bytes(_b64decode(data[1].encode("ascii"), strict_mode=True))
         except (binascii.Error, UnicodeEncodeError, ValueError):
             raise ChannelError("bad bytes") from None
+        _units(len(raw), budget, "a bytes value")
         return raw if tag == "y" else bytearray(raw)
     if tag == "l" and size == 2:
         return _items(data[1], depth, budget)
@@ -825,26 +953,37 @@ def _dec(data: Any, depth: int, budget: list[int]) -> Any:
     if tag == "P" and size == 2:
         return _dict(data[1], depth, budget).items()
     if tag == "r" and size == 4:
-        start, stop, step = _int(data[1]), _int(data[2]), _int(data[3])
+        start, stop, step = _int(data[1], budget), _int(data[2], budget), _int(data[3], budget)
         if step == 0:
             raise ChannelError("range step is zero")
-        return range(start, stop, step)
+        value = range(start, stop, step)
+        length = max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
+        _units(length, budget, "a range")
+        # Its items hash alike when the step is a multiple of 2**61 - 1 (set(v) in a check).
+        if length > 1 and step % sys.hash_info.modulus == 0 and length**2 > MAX_FLOOD_COST:
+            raise TooLarge("value too large: a range whose items all share one hash")
+        return value
     if tag == "q" and size == 3:
         items = _items(data[1], depth, budget)
-        maxlen = None if data[2] is None else _int(data[2])
+        maxlen = None if data[2] is None else _int(data[2], budget)
         if maxlen is not None and not 0 <= len(items) <= maxlen:
             raise ChannelError("deque longer than its maxlen")
         return collections.deque(items, maxlen)
     if tag == "Q" and size == 3:
-        numerator, denominator = _int(data[1]), _int(data[2])
+        numerator, denominator = _int(data[1], budget), _int(data[2], budget)
         if denominator <= 0 or math.gcd(numerator, denominator) != 1:
             raise ChannelError("fraction not in lowest terms")
         return fractions.Fraction(numerator, denominator)
     if tag == "D" and size == 2:
         text = _str(data[1])
+        if len(text) > MAX_DECIMAL_TEXT:
+            raise TooLarge(f"value too large: a Decimal of {len(text)} characters")
         if not _DECIMAL_TEXT.match(text):
             raise ChannelError("bad decimal")
-        return decimal.Decimal(text)
+        number = decimal.Decimal(text)
+        if number.is_finite() and abs(number.adjusted()) > MAX_DECIMAL_EXPONENT:
+            raise TooLarge(f"value too large: a Decimal of exponent {number.adjusted()}")
+        return number
     if tag == "date" and size == 2:
         return _iso(datetime.date, data[1])
     if tag == "datetime" and size == 2:
@@ -852,7 +991,7 @@ def _dec(data: Any, depth: int, budget: list[int]) -> Any:
     if tag == "time" and size == 2:
         return _iso(datetime.time, data[1])
     if tag == "timedelta" and size == 4:
-        days, seconds, micro = _int(data[1]), _int(data[2]), _int(data[3])
+        days, seconds, micro = (_int(data[i], budget) for i in (1, 2, 3))
         if not (0 <= seconds < 86400 and 0 <= micro < 1_000_000):
             raise ChannelError("timedelta not normalized")
         return datetime.timedelta(days, seconds, micro)
