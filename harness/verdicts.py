@@ -21,7 +21,10 @@ import ast
 import contextlib
 import hashlib
 import marshal
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -39,10 +42,62 @@ from harness.sandbox import CaseExecution, SampleExecution
 
 MAX_MESSAGE = 300
 _EXPLANATION_LINES = 8
+# CPU seconds the checks of one case, and of one sample, may spend in this process. Honest
+# checks take microseconds; the decoder's bounds keep C-level work on any value cheap, and
+# these budgets stop the Python-level rest (a check's loop over a huge value, a slow __eq__).
+CASE_BUDGET_S = 1.0
+SAMPLE_BUDGET_S = 5.0
+_REFIRE_S = 0.05  # the budget's signal repeats until the case ends (a handler may swallow one)
 
 
 class SandboxInfrastructureError(RuntimeError):
     """The sandbox could not run the sample: an error of the harness, not of the sample."""
+
+
+class CheckBudgetExceeded(BaseException):
+    """A check ran past its CPU budget: the case fails (the candidate's value was too costly).
+
+    A BaseException, so that ``except Exception`` in a repr or explanation helper does not
+    swallow it.
+    """
+
+
+_budget_armed = False
+
+
+def _on_budget(signum: int, frame: Any) -> None:
+    if _budget_armed:
+        raise CheckBudgetExceeded()
+
+
+@contextlib.contextmanager
+def check_budget(seconds: float) -> Iterator[None]:
+    """Raise :class:`CheckBudgetExceeded` in the block once it used ``seconds`` of CPU.
+
+    A CPU-time timer (``ITIMER_PROF``, ``SIGPROF``): pytest-timeout's ``SIGALRM`` timer is
+    left alone. Signals reach Python only in the main thread: elsewhere (a trainer's worker
+    thread) the block runs unbounded, and the decoder's bounds alone keep it cheap.
+    """
+    global _budget_armed
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable or _budget_armed or seconds <= 0:
+        yield
+        return
+    previous = signal.signal(signal.SIGPROF, _on_budget)
+    _budget_armed = True
+    timer = signal.setitimer(signal.ITIMER_PROF, seconds, _REFIRE_S)
+    try:
+        yield
+    finally:
+        _budget_armed = False  # first: a signal already on its way now does nothing
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+        if timer[0] > 0:  # someone else's profiling timer, put back
+            signal.setitimer(signal.ITIMER_PROF, *timer)
+
+
+def _cpu_s() -> float:
+    return time.process_time()
 
 
 class SampleCheck:
@@ -118,13 +173,20 @@ def judge_sample(
         message = f"sandbox failure: {execution.infra_error}"
         return [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
     outcomes = []
+    spent_until = _cpu_s() + SAMPLE_BUDGET_S
     with stable_assert_messages():
         for case_id, function in functions:
             report: dict[str, Any] = {}
+            budget = min(CASE_BUDGET_S, spent_until - _cpu_s())
             try:
-                function(SampleCheck(problem, execution, report))
+                if budget <= 0:
+                    raise CheckBudgetExceeded()
+                with check_budget(budget):
+                    function(SampleCheck(problem, execution, report))
             except (KeyboardInterrupt, Exit):
                 raise
+            except CheckBudgetExceeded:
+                status, message = "failed", _over_budget(budget)
             except BaseException as exc:  # noqa: B036 - a check may raise anything (its verdict)
                 status, message = case_status(exc, report), failure_message(exc)
             else:
@@ -132,6 +194,15 @@ def judge_sample(
             duration = float(report.get("case_duration_s", 0.0))
             outcomes.append(CaseOutcome(case_id, status, message, duration))
     return outcomes
+
+
+def _over_budget(budget: float) -> str:
+    if budget <= 0:
+        return f"not checked: the sample's checks already used their {SAMPLE_BUDGET_S:g} s budget"
+    return (
+        f"the check ran past its budget ({budget:.2g} s of CPU in the trusted process): "
+        "the candidate's value is too costly to compare"
+    )
 
 
 def case_status(exc: BaseException, report: dict[str, Any]) -> str:
