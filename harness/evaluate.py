@@ -176,7 +176,7 @@ def _run_session(root: Path, out: Path, workers: int, quiet: bool) -> list[dict[
 
 def _judge_here(root: Path) -> list[dict[str, Any]]:
     """The rows of a compiled suite, judged in this process (no pytest session)."""
-    from harness.results import SampleOutcomes, build_row, execution_record
+    from harness.results import CaseOutcome, SampleOutcomes, build_row, execution_record
     from harness.runtime import READ_AHEAD, loaded_suite
     from harness.verdicts import case_functions, judge_sample, load_check_module
 
@@ -190,11 +190,16 @@ def _judge_here(root: Path) -> list[dict[str, Any]]:
         if key[0] not in functions:
             module = load_check_module(suite.module_paths[key[0]])
             functions[key[0]] = case_functions(problem, module)
-        execution, _ = suite.execution_with_retry(*key)
         outcomes = SampleOutcomes(problem.suite, key[0], key[1])
-        outcomes.execution = execution_record(execution)
-        outcomes.cases = {v.case_id: v for v in judge_sample(problem, functions[key[0]], execution)}
-        rows.append(build_row(problem, outcomes, sample))
+        try:
+            execution, _ = suite.execution_with_retry(*key)
+            outcomes.execution = execution_record(execution)
+            verdicts = judge_sample(problem, functions[key[0]], execution)
+        except Exception as exc:  # noqa: BLE001 - the harness's fault: this sample's row says so
+            reason = f"not judged: {type(exc).__name__}: {exc}"[:300]
+            verdicts = [CaseOutcome(c.case_id, "error", reason) for c in problem.cases]
+        outcomes.cases = {v.case_id: v for v in verdicts}
+        rows.append(build_row(problem, outcomes, sample))  # one row per sample, always
     return rows
 
 

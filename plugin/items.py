@@ -83,18 +83,17 @@ class SampleItem(pytest.Item):
     def runtest(self) -> None:
         from plugin.fixtures import suite_of
 
+        # The sample's record goes on the report first: whatever is raised below (a fault of
+        # the harness, pytest-timeout's guard, Ctrl-C), the controller still writes its row.
+        report: dict[str, Any] = {"task_id": self.task_id, "sample_id": self.sample_id}
+        self.user_properties.append(("codeeval", report))
         suite = suite_of(self.path)
-        suite.plan(self._upcoming())
         problem = suite.problems[self.task_id]
+        report["suite"] = problem.suite
+        suite.plan(self._upcoming())
         execution, ran_here = suite.execution_with_retry(self.task_id, self.sample_id)
-        report: dict[str, Any] = {
-            "suite": problem.suite,
-            "task_id": self.task_id,
-            "sample_id": self.sample_id,
-        }
         if ran_here:
             report["execution"] = execution_record(execution)
-        self.user_properties.append(("codeeval", report))
         functions = case_functions(problem, self.parent.obj)  # type: ignore[union-attr]
         self.verdicts = judge_sample(problem, functions, execution)
         report["cases"] = [[v.case_id, v.status, v.message, v.duration_s] for v in self.verdicts]

@@ -43,6 +43,17 @@ class EvalSession:
         self.samples = _read_jsonl(self.root / SAMPLES_FILE)
         self._samples_by_key = {(s["task_id"], s["sample_id"]): s for s in self.samples}
         self._built: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+        self._modules: dict[tuple[str, str], str] | None = None  # (folder, file) -> task id
+        # A run narrowed to some samples (-k, -m, --deselect, --lf, node ids) writes rows for
+        # those; any other run writes one row for every sample given.
+        option = config.option
+        self.narrowed = bool(
+            getattr(option, "keyword", "")
+            or getattr(option, "markexpr", "")
+            or getattr(option, "deselect", None)
+            or getattr(option, "lf", False)
+            or (config.args_source == pytest.Config.ArgsSource.ARGS and config.args)
+        )
         if config.args_source == pytest.Config.ArgsSource.ARGS:
             config.args.append(str(self.root))
         else:
@@ -185,11 +196,14 @@ class EvalSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties).get("codeeval")
         if not props:
+            key = self._sample_of(report.nodeid)
+            if key is not None and report.failed:  # e.g. its worker crashed while judging it
+                self._unjudged(key, report)
             return
         key = (props["task_id"], props["sample_id"])
-        outcomes = self.outcomes.setdefault(
-            key, SampleOutcomes(props["suite"], props["task_id"], props["sample_id"])
-        )
+        if key[0] not in self.problems:
+            return
+        outcomes = self._outcomes(key)
         if props.get("execution"):
             outcomes.execution = props["execution"]
         if "cases" in props:  # a sample item: every case's verdict at once
@@ -199,7 +213,9 @@ class EvalSession:
                 # The row is built now, while the controller waits for workers, not at the end.
                 self._built[key] = self._row(key, outcomes)
             return
-        if "case_id" not in props:  # a sample item that failed before judging its cases
+        if "case_id" not in props:
+            if report.failed:  # a sample item that failed before judging its cases
+                self._unjudged(key, report)
             return
         status = _case_status(report, props)
         if status is None:
@@ -211,6 +227,54 @@ class EvalSession:
             props["case_id"], status, message, float(props.get("case_duration_s", report.duration))
         )
 
+    def _outcomes(self, key: tuple[str, str]) -> SampleOutcomes:
+        outcomes = self.outcomes.get(key)
+        if outcomes is None:
+            suite = self.problems[key[0]].suite
+            outcomes = self.outcomes[key] = SampleOutcomes(suite, key[0], key[1])
+        return outcomes
+
+    def _sample_of(self, nodeid: str) -> tuple[str, str] | None:
+        """The sample of a sample item's node id (``.../<suite>/test_<task>.py::sample[ID]``)."""
+        path, _, name = nodeid.partition("::")
+        if not (name.startswith("sample[") and name.endswith("]")):
+            return None
+        if self._modules is None:
+            from harness.compile import module_path
+
+            self._modules = {}
+            for task_id, problem in self.problems.items():
+                module = module_path(self.root, problem)
+                self._modules[(module.parent.name, module.name)] = task_id
+        parts = path.replace("\\", "/").split("/")
+        task_id = self._modules.get((parts[-2] if len(parts) > 1 else "", parts[-1]))
+        return None if task_id is None else (task_id, name[len("sample[") : -1])
+
+    def _unjudged(self, key: tuple[str, str], report: pytest.TestReport) -> None:
+        """A sample whose item failed without verdicts: every case undecided gets the reason."""
+        reason = _short_message(report) or "the item failed"
+        status = _unjudged_status(reason)
+        self._fill(key, status, f"not judged: {reason}")
+
+    def _fill(self, key: tuple[str, str], status: str, message: str) -> None:
+        outcomes = self._outcomes(key)
+        for case in self.problems[key[0]].cases:
+            if case.case_id not in outcomes.cases:
+                outcomes.cases[case.case_id] = CaseOutcome(case.case_id, status, message)
+        self._built.pop(key, None)
+
+    def _fill_missing(self, session: pytest.Session) -> None:
+        """One row for every sample given that no report reached: the summary counts every
+        sample, so pass@k is never computed over the rest alone."""
+        if self.narrowed:
+            return
+        stopped = session.shouldstop or session.shouldfail
+        why = f"the run stopped early ({stopped})" if stopped else "no report of it arrived"
+        for sample in self.samples:
+            key = (sample["task_id"], sample["sample_id"])
+            if key not in self.outcomes and key[0] in self.problems:
+                self._fill(key, "error", f"not judged: {why}")
+
     # -- writing results ------------------------------------------------------------------------
     def _row(self, key: tuple[str, str], outcomes: SampleOutcomes) -> tuple[dict[str, Any], str]:
         """The results.jsonl row of a sample, and its JSON text when no reward will change it."""
@@ -219,6 +283,7 @@ class EvalSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._fill_missing(session)
         built = [
             self._built.get(key) or self._row(key, outcomes)
             for key, outcomes in self.outcomes.items()
@@ -333,6 +398,17 @@ def _case_status(report: pytest.TestReport, props: dict[str, Any]) -> str | None
     if props.get("sandbox_status") == "error":
         return "error"
     return "failed"
+
+
+def _unjudged_status(reason: str) -> str:
+    """The verdict of a sample item that failed before its verdicts were made: pytest-timeout's
+    guard is the sample's timeout, and a worker that died while judging it died on the
+    candidate's values (only those are judged there); anything else is the harness's error."""
+    if "Timeout" in reason and "pytest-timeout" in reason:
+        return "timeout"
+    if "crashed while running" in reason:
+        return "failed"
+    return "error"
 
 
 def _short_message(report: pytest.TestReport) -> str:
