@@ -89,7 +89,9 @@ def check_budget(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        _budget_armed = False  # first: a signal already on its way now does nothing
+        while _budget_armed:  # the signal may fire once more before the flag is down
+            with contextlib.suppress(CheckBudgetExceeded):
+                _budget_armed = False  # first: a signal already on its way now does nothing
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
         if timer[0] > 0:  # someone else's profiling timer, put back

@@ -269,7 +269,12 @@ class EvalSession:
         if self.narrowed:
             return
         stopped = session.shouldstop or session.shouldfail
-        why = f"the run stopped early ({stopped})" if stopped else "no report of it arrived"
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            why = "the run was interrupted"
+        elif stopped:
+            why = f"the run stopped early ({stopped})"
+        else:
+            why = "no report of it arrived"
         for sample in self.samples:
             key = (sample["task_id"], sample["sample_id"])
             if key not in self.outcomes and key[0] in self.problems:
