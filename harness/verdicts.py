@@ -48,6 +48,9 @@ _EXPLANATION_LINES = 8
 CASE_BUDGET_S = 1.0
 SAMPLE_BUDGET_S = 5.0
 _REFIRE_S = 0.05  # the budget's signal repeats until the case ends (a handler may swallow one)
+# Address space a check may add to this process: ``[0] * v`` or ``list(range(v))`` for a huge
+# v is one C-level allocation that no signal interrupts; past this it is a MemoryError.
+CHECK_MEMORY_BYTES = 1 << 30
 
 
 class SandboxInfrastructureError(RuntimeError):
@@ -76,7 +79,8 @@ def check_budget(seconds: float) -> Iterator[None]:
 
     A CPU-time timer (``ITIMER_PROF``, ``SIGPROF``): pytest-timeout's ``SIGALRM`` timer is
     left alone. Signals reach Python only in the main thread: elsewhere (a trainer's worker
-    thread) the block runs unbounded, and the decoder's bounds alone keep it cheap.
+    thread) the block runs unbounded, and the decoder's bounds alone keep it cheap. The
+    block may also grow the address space by ``CHECK_MEMORY_BYTES`` at most.
     """
     global _budget_armed
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
@@ -84,6 +88,7 @@ def check_budget(seconds: float) -> Iterator[None]:
         yield
         return
     previous = signal.signal(signal.SIGPROF, _on_budget)
+    memory = _limit_memory(CHECK_MEMORY_BYTES)
     _budget_armed = True
     timer = signal.setitimer(signal.ITIMER_PROF, seconds, _REFIRE_S)
     try:
@@ -96,6 +101,34 @@ def check_budget(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGPROF, previous)
         if timer[0] > 0:  # someone else's profiling timer, put back
             signal.setitimer(signal.ITIMER_PROF, *timer)
+        if memory is not None:
+            _restore_memory(memory)
+
+
+def _limit_memory(extra: int) -> tuple[int, int] | None:
+    """Cap this process's address space at its current size plus ``extra``; the old limits
+    (to restore), or None where that cannot be done."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as fh:
+            size = int(fh.read().split()[0]) * resource.getpagesize()
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = size + extra
+        for bound in (soft, hard):
+            if bound != resource.RLIM_INFINITY:
+                cap = min(cap, bound)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, OSError, ValueError):
+        return None
+    return soft, hard
+
+
+def _restore_memory(limits: tuple[int, int]) -> None:
+    import resource
+
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_AS, limits)
 
 
 def _cpu_s() -> float:

@@ -40,6 +40,7 @@ NUM_TEST = (
     "    assert candidate(2) ** 3 == 8\n"
     "    assert int(candidate(5)) == 5\n"
     "    assert 2 ** candidate(4) == 16\n"
+    "    assert len([0] * candidate(3)) == 3\n"
 )
 BIG_TEST = (
     "def check(candidate):\n"
@@ -108,6 +109,7 @@ ATTACKS: dict[str, tuple[str, str, str]] = {
     # Cheap to decode, explosive under the check's expression (2 ** v): the check's budget.
     "pow_exponent_big": (*_num("    return 1 << 100_000\n"), "ran past its budget"),
     "pow_exponent": (*_num("    return 10**9\n"), "ran past its budget"),
+    "alloc_explodes": (*_num("    return 3 * 10**8 if n == 3 else n\n"), "MemoryError"),
     "decimal_exponent": (*_num("    return decimal.Decimal('1e999999999')\n"), "too large"),
     "decimal_digits": (*_num("    return decimal.Decimal('7' * 100_000)\n"), "too large"),
     "dict_keys_collide": (*_seq("    return dict.fromkeys(keys())\n"), "share one hash"),
