@@ -320,12 +320,15 @@ class Server:
 
         Made here too, before the fork, for the child's ``confine``: its stdout and stderr as
         memory files (``cfg["_stdio"]``) that the server reads back through its own
-        descriptors, never by a path the candidate could replace; and, once per server, the
-        kernel confinement (``cfg["_kernel"]``, seccomp.py).
+        descriptors, never by a path the candidate could replace; and, before the first, the
+        kernel confinement (seccomp.py), installed on the server itself so that every child
+        inherits it at no cost (``cfg["_kernel"]``: the clean-up a child still does, if any).
         """
         if "_kernel" not in self.cfg:
             # PID 1: bubblewrap's own network namespace already keeps TCP to the sample.
-            self.cfg["_kernel"] = _load("seccomp.py").Confinement(tcp=not self.pid1)
+            kernel = _load("seccomp.py").Confinement(tcp=not self.pid1)
+            kernel.confine(self.work_root)
+            self.cfg["_kernel"] = kernel
         _close_all(self.cfg.get("_stdio", ()))  # a segment that failed before _finish
         self.cfg["_stdio"] = (_memory_file("stdout"), _memory_file("stderr"))
         while True:
