@@ -432,3 +432,39 @@ def test_anything_accepted_decodes_quickly_and_stays_cheap(data: list) -> None:
         sorted(map(str, decoded))
         list(decoded) * 2
     assert time.process_time() - started < 3
+
+
+def _tuple_hash_collisions(count: int) -> list[tuple[int, int]]:
+    """Pairs of ints whose 2-tuples share one hash: CPython's xxHash-style tuple hash solved
+    for the second item (64-bit lanes; an int's hash is itself below 2**61 - 1)."""
+    mask, x1, x2, x5 = (
+        (1 << 64) - 1,
+        11400714785074694791,
+        14029467366897019727,
+        2870177450012600261,
+    )
+
+    def rotl(x: int) -> int:
+        return ((x << 31) | (x >> 33)) & mask
+
+    target = ((12345 >> 31) | (12345 << 33)) & mask  # the first lane's sum before rotating
+    inverse = pow(x2, -1, 1 << 64)
+    pairs: list[tuple[int, int]] = []
+    a = 0
+    while len(pairs) < count:
+        a += 1
+        lane = ((target - (rotl((x5 + a * x2) & mask) * x1 & mask)) * inverse) & mask
+        b = lane - (1 << 64) if lane >> 63 else lane
+        if -P < b < -1 or 0 <= b < P:
+            pairs.append((a, b))
+    return pairs
+
+
+@pytest.mark.parametrize("inner", ["t", "l"])  # tuples, or lists a check makes tuples of
+def test_crafted_tuple_hash_collisions_are_refused(inner: str) -> None:
+    pairs = _tuple_hash_collisions(2000)
+    assert len({hash(pair) for pair in pairs}) == 1
+    data = ["l", [[inner, [["i", format(x, "x")] for x in pair]] for pair in pairs]]
+    seconds, decoded = _decode_seconds(data)
+    assert isinstance(decoded, codec.TooLarge) and "share one hash" in str(decoded)
+    assert seconds < 2

@@ -924,7 +924,10 @@ def _dec_node(data: list[Any], tag: str, size: int, depth: int, budget: list[Any
         _units(len(raw), budget, "a bytes value")
         return raw if tag == "y" else bytearray(raw)
     if tag == "l" and size == 2:
-        return _items(data[1], depth, budget)
+        items = _items(data[1], depth, budget)
+        if items:  # a check may make it a tuple and hash that (set(map(tuple, v)))
+            budget[3].append(tuple(items))
+        return items
     if tag == "t" and size == 2:
         return tuple(_items(data[1], depth, budget))
     if tag in ("S", "F") and size == 2:
