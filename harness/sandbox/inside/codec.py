@@ -35,6 +35,13 @@ consuming travels too, and the trusted iterator raises it after the items (a bui
 as itself, anything else as :class:`CandidateError`). numpy is looked up lazily on both sides:
 the fork server never imports it, and the trusted side imports it only to rebuild a numpy node.
 
+The trusted side decodes a value, then the check's expression works on it there: decoding is
+bounded (``MAX_INT_BITS`` and ``MAX_TOTAL_INT_BITS``, ``MAX_UNITS`` elements, characters and
+range items per value and ``MAX_SAMPLE_UNITS`` per sample, ``MAX_DEPTH``, Decimal and array
+bounds, and no hash flood: :func:`check_hash_flood`), so that C-level work on what it accepts
+(gcd, sorting, hashing into a set) stays cheap; a value over a bound raises :class:`TooLarge`,
+"value too large: ...", the case's failure.
+
 Frames on the child's result pipe: a 13-byte header (magic, kind, case index, payload length)
 and a JSON payload. The server reads headers only; the trusted side decodes payloads.
 """
