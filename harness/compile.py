@@ -139,7 +139,7 @@ def render_test_module(problem: Problem) -> str:
 def _render_case(case: CheckCase) -> list[str]:
     doc = case.source.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     if case.mode == "sandbox":
-        doc = "Runs inside the sandbox (a weaker check):\n\n" + doc
+        doc = "Runs in the judge process, beside the sandbox:\n\n" + doc
     if doc.endswith('"'):
         doc = doc[:-1] + '\\"'
     body = [f"def test_{case.case_id}(sandbox):", _indent(f'"""{doc}"""')]

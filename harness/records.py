@@ -27,8 +27,11 @@ class CheckCase:
     ``compare`` cases are the strong kind: the sandbox only evaluates ``calls`` (expressions that
     call the candidate) and sends back their values as plain data; the trusted pytest process
     then evaluates ``check``, an expression over ``v[0]``, ``v[1]``, ... So a candidate never
-    judges itself. ``sandbox`` cases (loops, checks that use the candidate's own helpers) run
-    ``statement`` inside the sandbox and are marked weaker in reports.
+    judges itself. ``sandbox`` cases (loops over generated inputs, checks that use the
+    prompt's helpers, unittest classes) run ``statement`` in a judge process that never runs
+    candidate code and reaches the program through an object bridge: a forged answer there is
+    a wrong value too. ``weaker`` marks checks whose verdict still depends on candidate code
+    (a mined repository's tests, which must import the answer into their own process).
     """
 
     case_id: str
@@ -39,10 +42,7 @@ class CheckCase:
     check: str = ""
     statement: str = ""
     timeout_s: float | None = None
-
-    @property
-    def weaker(self) -> bool:
-        return self.mode == "sandbox"
+    weaker: bool = False
 
 
 @dataclass(frozen=True)

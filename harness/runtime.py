@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
+from harness.completions import prompt_context
 from harness.records import Problem, problem_from_json
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 
@@ -35,7 +36,28 @@ def build_request(
         coverage=coverage,
         seed=seed,
         deps_path=problem.metadata.get("deps_overlay", ""),  # harness.deps: fetched packages
+        helpers=trusted_helpers(problem),
     )
+
+
+def trusted_helpers(problem: Problem) -> str:
+    """The prompt's definitions that sandbox-mode checks use (not the entry point's stub).
+
+    Only problems with sandbox-mode cases need them; Python prompts only.
+    """
+    if not any(c.mode == "sandbox" for c in problem.cases):
+        return ""
+    key = (problem.program_setup, problem.prompt, problem.entry_point)
+    cached = _helpers.get(key)
+    if cached is None:
+        if len(_helpers) > 4096:
+            _helpers.clear()
+        context = prompt_context(problem.prompt, problem.entry_point)
+        cached = _helpers[key] = "\n".join(p for p in (problem.program_setup, context) if p)
+    return cached
+
+
+_helpers: dict[tuple[str, str, str], str] = {}
 
 
 def case_requests(problem: Problem) -> tuple[CaseRequest, ...]:

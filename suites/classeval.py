@@ -69,6 +69,11 @@ KNOWN_DEFECTS: dict[str, tuple[str, Callable[[], bool]]] = {
         lambda: hasattr(os, "geteuid") and os.geteuid() == 0,
     ),
     "ClassEval_51": ("uses np.mat, removed in NumPy 2.0", lambda: _numpy_major() >= 2),
+    "ClassEval_84": (
+        "its tests hand the candidate's object a MagicMock to call back; checks run in a judge "
+        "process apart from the candidate, which cannot call the judge's objects",
+        lambda: True,
+    ),
     # The reference passes 65-85% of runs. Calibration (harness/calibration.py) flags it only
     # when one of its seeds happens to fail, so it is listed here by name.
     "ClassEval_58": (

@@ -1,7 +1,7 @@
 """A mined suite line → a :class:`~harness.records.Problem` the harness runs like any other.
 
-Every check is a ``sandbox`` case (the repository's test runs in the candidate's process: the
-design's weaker kind) whose statement asks :mod:`harness.mining.inside_check` for one test's
+Every check is a ``sandbox`` case, marked weaker (the repository's tests import the answer into
+their own pytest process, which the verdict is read from) whose statement asks :mod:`harness.mining.inside_check` for one test's
 outcome; the first check of a sample runs the problem's tests once, the others reuse it.
 """
 
@@ -114,6 +114,7 @@ def problem_from_record(
             source=test,
             mode="sandbox",
             statement=f"__mined_check__({test!r})",
+            weaker=True,  # the repository's tests import the answer into their own process
             timeout_s=FIRST_CASE_TIMEOUT_S if i == 0 else CASE_TIMEOUT_S,
         )
         for i, test in enumerate(record["tests"])

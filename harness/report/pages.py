@@ -157,8 +157,8 @@ def failure_kinds(run: RunData) -> str:
         parts.append(h.table(["case status", "cases"], case_status.most_common()))
         parts.append(
             h.paragraph(
-                f"{weaker} case(s) ran inside the sandbox (weaker: the candidate's process "
-                "judged them).",
+                f"{weaker} case(s) are weaker: their verdict came from a process that ran "
+                "the candidate's code (a mined repository's own tests).",
                 "muted",
             )
         )

@@ -17,10 +17,12 @@ CaseStatus = Literal["ok", "assertion", "raised", "timeout", "crashed", "error"]
 class CaseRequest:
     """One check case for the child.
 
-    ``compare``: run ``prelude``, then evaluate each expression of ``calls`` and send back the
-    values. ``sandbox``: run ``prelude`` and then ``statement`` (an assert or a loop); an
-    ``AssertionError`` is a failed case. In both, the name ``candidate`` is bound to the
-    program's entry point, and ``__plain__`` to the function that turns a value into plain data.
+    ``compare``: the child runs ``prelude``, then evaluates each expression of ``calls`` and
+    sends back the values. ``sandbox``: a judge process that never runs candidate code runs
+    ``prelude`` and then ``statement`` (an assert or a loop), operating on the program's
+    objects through a bridge to the child; an ``AssertionError`` is a failed case. In both,
+    the name ``candidate`` is bound to the program's entry point, and ``__plain__`` to the
+    function that turns a value into plain data.
     """
 
     case_id: str
@@ -45,6 +47,9 @@ class SampleRequest:
     # A fetched dependency overlay's ``site`` folder (harness.deps), put on the child's
     # sys.path before the program runs; "" for none.
     deps_path: str = ""
+    # Trusted helper code of the problem (the prompt's definitions besides the entry point's
+    # stub): sandbox-mode checks use these, never the program's copies of them.
+    helpers: str = ""
 
 
 @dataclass

@@ -261,7 +261,9 @@ class Sandbox:
                         self._pending[ticket] = (request, None)
                     self._start()
                 deps = self._deps_inside(request.deps_path)
-                key = _problem_key(request.entry_point, request.test_setup, request.cases, deps)
+                key = _problem_key(
+                    request.entry_point, request.test_setup, request.cases, deps, request.helpers
+                )
                 if key not in self._defined:
                     self._send(_define_message(key, request, deps))
                     self._defined.add(key)
@@ -390,10 +392,14 @@ class _Reader(threading.Thread):
 
 @functools.lru_cache(maxsize=4096)
 def _problem_key(
-    entry_point: str, test_setup: str, cases: tuple[CaseRequest, ...], deps: str = ""
+    entry_point: str,
+    test_setup: str,
+    cases: tuple[CaseRequest, ...],
+    deps: str = "",
+    helpers: str = "",
 ) -> str:
     """A short name for a problem's trusted part, sent to the server once and compiled there."""
-    text = json.dumps([entry_point, test_setup, [asdict(c) for c in cases], deps])
+    text = json.dumps([entry_point, test_setup, [asdict(c) for c in cases], deps, helpers])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -403,6 +409,7 @@ def _define_message(key: str, request: SampleRequest, deps: str = "") -> dict[st
         "deps_path": deps,
         "entry_point": request.entry_point,
         "test_setup": request.test_setup,
+        "helpers": request.helpers,
         "cases": [
             {
                 "case_id": c.case_id,

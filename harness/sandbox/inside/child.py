@@ -21,6 +21,9 @@ from typing import Any, NoReturn
 
 NOBODY = 65534
 RESULT_FD = 3
+# The object bridge to the judge (bridge.py), when the segment has sandbox-mode cases: the
+# judge's requests come in on 4 and the answers go out on 5.
+BRIDGE_IN_FD, BRIDGE_OUT_FD = 4, 5
 # Captured when the server loads this module: a candidate may patch builtins or ``time``.
 _compile, _exec, _eval, _dict, _len, _range = compile, exec, eval, dict, len, range
 _type, _str, _memoryview, _zip = type, str, memoryview, zip
@@ -75,7 +78,7 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
         kernel.confine(workdir)
     # The server's channels (and everything else it had open) must be gone before any
     # candidate code runs: only stdio and the result pipe stay.
-    os.closerange(RESULT_FD + 1, 1 << 20)
+    os.closerange(BRIDGE_OUT_FD + 1, 1 << 20)
     _limit(resource.RLIMIT_NOFILE, int(cfg["max_open_files"]))
     _limit(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
     # sys.stdin/stdout/stderr are the server's own objects on fds 0-2 (set up unbuffered by
@@ -202,19 +205,24 @@ def run(
     workdir: str,
     cpu_s: int,
     fork_hooks: Sequence[Mapping[str, Any]] = (),
+    bridge: Any = None,
+    bridge_fds: tuple[int, int] | None = None,
 ) -> NoReturn:
     """Run the program and cases ``first..`` of ``request``; never returns.
 
     ``fork_hooks`` are the at-fork hooks the server deferred (``server.load_deferring_fork_hooks``):
     registered again here, they run at forks the candidate makes, as in a plain interpreter.
+    ``bridge_fds`` (read, write): the pipes to the segment's judge, when it has one.
     """
     code = 0
     try:
         for hooks in fork_hooks:
             os.register_at_fork(**hooks)
+        wfd = _place(wfd, bridge_fds)
         confine(cfg, workdir, wfd, cpu_s)
         os.write(RESULT_FD, codec.MAGIC + bytes([5]) + first.to_bytes(4, "big") + bytes(4))
-        _run(codec, request, first, _Sender(codec, nonce), workdir)
+        served = bridge.ChildSide(codec, {}, BRIDGE_IN_FD, BRIDGE_OUT_FD) if bridge_fds else None
+        _run(codec, request, first, _Sender(codec, nonce), workdir, served)
     except BaseException:  # noqa: B036 - a broken confinement is reported by the exit code
         code = 70
     try:
@@ -230,7 +238,29 @@ def _code(holder: dict[str, Any], field: str, mode: str, name: str = "<check>") 
     return holder.get(field + "_code") or _compile(holder[field], name, mode)
 
 
-def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workdir: str) -> None:
+def _place(wfd: int, bridge_fds: tuple[int, int] | None) -> int:
+    """Put the bridge's pipes on fds 4 and 5 (first moved above them: numbers may clash)."""
+    if not bridge_fds:
+        return wfd
+    import fcntl
+
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in (wfd, *bridge_fds)]
+    for fd in (wfd, *bridge_fds):
+        os.close(fd)
+    for target, fd in zip((RESULT_FD, BRIDGE_IN_FD, BRIDGE_OUT_FD), high, strict=True):
+        os.dup2(fd, target)
+        os.close(fd)
+    return RESULT_FD
+
+
+def _run(
+    codec: Any,
+    request: dict[str, Any],
+    first: int,
+    sender: _Sender,
+    workdir: str,
+    served: Any = None,
+) -> None:
     import random
 
     random.seed(request.get("seed", 0))  # verdicts must not depend on the fork's entropy
@@ -251,6 +281,8 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
     module.__file__ = path
     sys.modules["solution"] = module
     env = module.__dict__
+    if served is not None:
+        served.env = env
     try:
         _exec(_compile(request["program"], path, "exec"), env)
         if request.get("test_setup"):
@@ -267,6 +299,11 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
     for index in _range(first, _len(cases)):
         case = cases[index]
         payload: dict[str, Any]
+        if served is not None and case.get("mode") == "sandbox":
+            # The judge runs this check; the child only answers its operations on the program.
+            if not served.serve():
+                return
+            continue
         start = perf()
         try:
             ns = _dict(env)
@@ -285,10 +322,8 @@ def _run(codec: Any, request: dict[str, Any], first: int, sender: _Sender, workd
                 # Encoding consumes iterators (the candidate's code): part of the case's time.
                 payload = {"status": "ok", "values": [encode(v) for v in values]}
                 duration = perf() - start
-            else:
-                _exec(_code(case, "statement", "exec"), ns)
-                duration = perf() - start
-                payload = {"status": "ok"}
+            else:  # never judged here: only the judge (judge.py) runs sandbox-mode checks
+                raise RuntimeError("a sandbox-mode check reached the child without its judge")
         except AssertionError as exc:
             duration = perf() - start
             payload = {"status": "assertion", "exception": _exception(exc)}

@@ -105,6 +105,8 @@ class Server:
         self.cap = int(cfg["max_output_bytes"])
         self.counters = ChildCounters()
         self.last_counters: tuple | None = None
+        self.bridge: Any = None  # bridge.py and judge.py, loaded by main
+        self.judge: Any = None
 
     # -- process hygiene -------------------------------------------------------------------
     def _descendants(self) -> list[int]:
@@ -202,23 +204,45 @@ class Server:
     def _segment(
         self, req: dict[str, Any], first: int, budget_end: float, first_segment: bool, st: dict
     ) -> int:
-        """Fork one child for cases ``first..``; fill their slots; return the next case."""
+        """Fork one child for cases ``first..``; fill their slots; return the next case.
+
+        When a case from ``first`` on is a sandbox-mode check, a judge (judge.py) is forked
+        beside the child: it runs those checks and sends their frames on its own pipe, and the
+        child only answers the judge's operations on the program (bridge.py).
+        """
         cases = req["cases"]
         codec = self.codec
         workdir = self._private_folder()
         rfd, wfd = os.pipe()
         nonce = os.urandom(8).hex()
         cpu_s = max(1, math.ceil(budget_end - time.monotonic()) + 1)
+        judged = [case.get("mode") == "sandbox" for case in cases]
+        judge = self._fork_judge(req, first, workdir, cpu_s) if any(judged[first:]) else None
+        bridge_fds = judge.child_fds if judge is not None else None
         pid = os.fork()
         if pid == 0:  # the child: never returns into the server loop
             try:
                 os.close(rfd)
+                if judge is not None:
+                    judge.close_in_child()
                 self.child.run(
-                    codec, req, first, wfd, nonce, self.cfg, workdir, cpu_s, self.fork_hooks
+                    codec,
+                    req,
+                    first,
+                    wfd,
+                    nonce,
+                    self.cfg,
+                    workdir,
+                    cpu_s,
+                    self.fork_hooks,
+                    self.bridge,
+                    bridge_fds,
                 )
             finally:
                 os._exit(71)
         os.close(wfd)
+        if judge is not None:
+            judge.close_in_server()
         pidfd = os.pidfd_open(pid)
         os.set_blocking(rfd, False)
         # The server does not wake for every frame: it sleeps until the child ends, the next
@@ -227,25 +251,32 @@ class Server:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         buf = bytearray()
+        judge_buf = bytearray()
         phase, expected, started, dead = "module", first, False, False
         clock = time.monotonic()
         module_limit = max(_timeout(cases[first]), MODULE_FLOOR_S)
         deadline = min(clock + module_limit, budget_end)
         outcome = ""
         while not outcome:
-            # Complete frames first: each moves the phase on and restarts the clock.
-            while not outcome and len(buf) >= codec.HEADER_SIZE:
+            # Complete frames first: each moves the phase on and restarts the clock. A judged
+            # case's frame is read from the judge's pipe only: the child cannot send it.
+            while not outcome:
+                from_judge = phase == "case" and judged[expected] and judge is not None
+                source = judge_buf if from_judge else buf
+                if len(source) < codec.HEADER_SIZE:
+                    break
                 try:
-                    kind, index, length = _header(codec, bytes(buf[: codec.HEADER_SIZE]))
+                    kind, index, length = _header(codec, bytes(source[: codec.HEADER_SIZE]))
                 except codec.ChannelError:
                     outcome = "corrupt"
                     break
-                if len(buf) < codec.HEADER_SIZE + length:
+                if len(source) < codec.HEADER_SIZE + length:
                     break
-                body = bytes(buf[codec.HEADER_SIZE : codec.HEADER_SIZE + length])
-                del buf[: codec.HEADER_SIZE + length]
+                body = bytes(source[codec.HEADER_SIZE : codec.HEADER_SIZE + length])
+                del source[: codec.HEADER_SIZE + length]
                 now = time.monotonic()
-                packed = {"nonce": nonce, "data": base64.b64encode(body).decode()}
+                frame_nonce = judge.nonce if from_judge else nonce
+                packed = {"nonce": frame_nonce, "data": base64.b64encode(body).decode()}
                 if kind == KIND_STARTED and not started and phase == "module":
                     started = True
                 elif not started:
@@ -283,6 +314,10 @@ class Server:
             if poller.poll(max(1, math.ceil(min(wait, DRAIN_S) * 1000))):
                 dead = True
             buf += _drain(rfd)  # what the child wrote before it died still counts
+            if judge is not None:
+                judge_buf += _drain(judge.frames)
+        if judge is not None:
+            judge.close()
         elapsed = time.monotonic() - clock
         status = self._finish(pid, pidfd, rfd, workdir, st)
         remaining = range(expected, len(cases))
@@ -315,6 +350,25 @@ class Server:
         st["slots"][expected] = verdict
         return expected + 1
 
+    def _fork_judge(self, req: dict[str, Any], first: int, workdir: str, cpu_s: int) -> Judge:
+        """Fork the judge of a segment's sandbox-mode cases (it never runs candidate code)."""
+        judge = Judge()
+        # The judge shares the work folder, which is the dropped uid's before either starts
+        # (the child's own chown would race with the judge's chdir).
+        if self.cfg.get("drop_uid"):
+            os.chown(workdir, self.judge.NOBODY, self.judge.NOBODY)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                judge.place_in_judge()
+                self.judge.run(
+                    self.codec, self.bridge, req, first, judge.nonce, self.cfg, workdir, cpu_s
+                )
+            finally:
+                os._exit(71)
+        judge.pid = pid
+        return judge
+
     def _private_folder(self) -> str:
         """A new folder for one child (the work root is the server's own: a counter is unique).
 
@@ -332,7 +386,6 @@ class Server:
         _close_all(self.cfg.get("_stdio", ()))  # a segment that failed before _finish
         self.cfg["_stdio"] = (_memory_file("stdout"), _memory_file("stderr"))
         while True:
-
             self._folders += 1
             path = os.path.join(self.work_root, f"s{os.getpid()}-{self._folders}")
             try:
@@ -365,6 +418,57 @@ class Server:
         _close_all(stdio)
         remove_tree(workdir)
         return status
+
+
+class Judge:
+    """The pipes of one segment's judge: frames to the server, the bridge to the child."""
+
+    def __init__(self) -> None:
+        self.nonce = os.urandom(8).hex()
+        self.pid = 0
+        self.frames, self._frames_w = os.pipe()  # judge -> server
+        self._to_child_r, self._to_child_w = os.pipe()  # judge -> child
+        self._from_child_r, self._from_child_w = os.pipe()  # child -> judge
+        self.child_fds = (self._to_child_r, self._from_child_w)
+
+    def place_in_judge(self) -> None:
+        """In the forked judge: its three ends on fds 3, 4 and 5, nothing else of them."""
+        import fcntl
+
+        mine = (self._frames_w, self._to_child_w, self._from_child_r)
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in mine]
+        for fd in (
+            self.frames,
+            self._frames_w,
+            self._to_child_r,
+            self._to_child_w,
+            self._from_child_r,
+            self._from_child_w,
+        ):
+            os.close(fd)
+        for target, fd in enumerate(high, start=3):
+            os.dup2(fd, target)
+            os.close(fd)
+
+    def close_in_child(self) -> None:
+        """In the candidate's child: only its two bridge ends stay (child.run moves them)."""
+        for fd in (self.frames, self._frames_w, self._to_child_w, self._from_child_r):
+            os.close(fd)
+
+    def close_in_server(self) -> None:
+        """After both forks: the server keeps only the read end of the judge's frames."""
+        for fd in (
+            self._frames_w,
+            self._to_child_r,
+            self._to_child_w,
+            self._from_child_r,
+            self._from_child_w,
+        ):
+            os.close(fd)
+        os.set_blocking(self.frames, False)
+
+    def close(self) -> None:
+        os.close(self.frames)
 
 
 class ChildCounters:
@@ -602,6 +706,8 @@ def main(argv: list[str]) -> int:
     codec = _load("codec.py")
     child = _load("child.py")
     server = Server(cfg, codec, child)
+    server.bridge = _load("bridge.py")
+    server.judge = _load("judge.py")
     server.fork_hooks = fork_hooks
     # Everything loaded so far goes to the permanent generation: a child's garbage collection
     # then never walks (and copies on write) the server's whole heap.
@@ -669,6 +775,7 @@ def _compiled(problem: dict[str, Any]) -> dict[str, Any]:
             return None
 
     problem["test_setup_code"] = code(problem.get("test_setup", ""), "exec", "<test_setup>")
+    problem["helpers_code"] = code(problem.get("helpers", ""), "exec", "<helpers>")
     for case in problem["cases"]:
         case["prelude_code"] = code(case.get("prelude", ""), "exec")
         case["statement_code"] = code(case.get("statement", ""), "exec")
