@@ -270,16 +270,7 @@ def _type_name(value: Any) -> str:
     return "?"
 
 
-# The object bridge (bridge.py) sets these in a judge's child and in the judge: an object with
-# no plain encoding then travels as a handle (``["h", id, type]``) that the judge operates on
-# through the bridge, instead of as an opaque snapshot. None everywhere else.
-opaque_hook: Callable[[Any], list[Any]] | None = None
-handle_hook: Callable[[list[Any]], Any] | None = None
-
-
 def _opaque(value: Any) -> list[Any]:
-    if opaque_hook is not None:
-        return opaque_hook(value)
     return ["o", _type_name(value), _short_repr(value)]
 
 
@@ -646,7 +637,7 @@ _SMALL_INT_DIGITS = 15  # hex digits of an int below 2**60
 # there (gcd, int <-> str, division, sorting, hashing into a set or dict) is C code that no
 # signal interrupts, so each must stay cheap on any value the decoder accepts.
 MAX_INT_BITS = 1 << 17  # gcd or divmod of two such ints: ~20 ms; factorial(10_000) fits
-MAX_TOTAL_INT_BITS = 1 << 22  # of all the ints of one value
+MAX_TOTAL_INT_BITS = 1 << 25  # of all the ints beyond 64 bits of one value
 # Elements, characters, bytes and range lengths of one value: sorting or hashing that many
 # takes ~1 s; honest answers are far smaller (a 10**5-element list is 10**5).
 MAX_UNITS = 4_000_000
@@ -703,12 +694,15 @@ def _int(text: Any, budget: list[Any]) -> int:
 
 
 def _int_bits(digits: int, budget: list[Any]) -> None:
-    """Charge an int of ``digits`` hex digits (a sign counts as one: a bound, not a size)."""
+    """Charge an int of ``digits`` hex digits (a sign counts as one: a bound, not a size);
+    machine-size ints (up to 64 bits) only count as parts."""
     bits = 4 * digits
     if bits > MAX_INT_BITS + 4:
         raise TooLarge(
             f"value too large: an int of about {bits} bits (the bound is {MAX_INT_BITS})"
         )
+    if digits <= 17:
+        return
     budget[2] -= bits
     if budget[2] < 0:
         raise TooLarge(f"value too large: its ints have over {MAX_TOTAL_INT_BITS} bits in all")
@@ -796,13 +790,15 @@ def check_hash_flood(parts: list[Any]) -> None:
         first = parts[members[0]]
         if all(parts[i] is first or parts[i] == first for i in members):
             continue  # one value, repeated
-        distinct = len({_json_dumps(encode_value(parts[i])) for i in members})
-        cost += len(members) * (distinct - 1)
-        if cost > MAX_FLOOD_COST:
-            raise TooLarge(
-                f"value too large: {distinct} different parts of it share one hash "
-                "(a set or dict of them would take quadratic time)"
-            )
+        seen: set[str] = set()
+        for i in members:  # stops as soon as the group alone is over the bound
+            seen.add(_json_dumps(encode_value(parts[i])))
+            if cost + len(members) * (len(seen) - 1) > MAX_FLOOD_COST:
+                raise TooLarge(
+                    f"value too large: {len(members)} parts of it share one hash, and differ "
+                    "(a set or dict of them would take quadratic time)"
+                )
+        cost += len(members) * (len(seen) - 1)
 
 
 def _hash_or_none(value: Any) -> int | None:
@@ -1037,8 +1033,6 @@ def _dec_node(data: list[Any], tag: str, size: int, depth: int, budget: list[Any
         return _ndarray(data, depth, budget)
     if tag == "o" and size == 3 and type(data[1]) is str and type(data[2]) is str:
         return Opaque(data[1][:MAX_REPR], data[2][: MAX_REPR + 3])
-    if tag == "h" and handle_hook is not None:
-        return handle_hook(data)
     raise ChannelError(f"bad value node with tag {tag[:10]!r}")
 
 
