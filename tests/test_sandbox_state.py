@@ -8,9 +8,16 @@ other's ``/proc`` entries). The readers must find nothing: every sample starts f
 clean state. Real sandboxes, both modes (``use_bwrap``), and real pytest sessions (``-n 0``,
 ``-n 2``) for the pair that crosses workers and sessions.
 
-Without bubblewrap the same holds through the child's own confinement (a seccomp filter and a
-Landlock domain, see ``harness.sandbox.inside.seccomp``); what that mode does not give (a
-private file system view, network isolation for UDP) is said in ``docs``-facing messages.
+Both modes rely on the fork server's kernel confinement (``harness.sandbox.inside.seccomp``,
+installed once on the server, inherited by every child): a seccomp filter (no keyrings, System
+V IPC, POSIX queues, ptrace, io_uring, namespaces) and a Landlock domain (writes only under
+the server's work root, whose other folders are gone or root's before a child starts; no
+abstract socket, signal or ptrace reaching another server's processes). Without bubblewrap
+that is all there is: where the kernel lacks Landlock, world-writable folders (/tmp, /dev/shm)
+and concurrent samples' sockets and signals are open again, and the machine's files stay
+readable (tests/test_sandbox_view.py needs bubblewrap). Not closed in either mode: advisory
+locks on files both samples can read, taken while both run (a timing channel between
+concurrent samples only).
 """
 
 from __future__ import annotations
@@ -228,6 +235,36 @@ def test_the_only_writable_folder_is_the_samples_own(sandbox: Sandbox) -> None:
     ]
     assert here + "/" in found  # the probe works: its own folder is writable
     assert others == [], f"writable outside the sample's folder: {others[:20]}"
+
+
+# Kernel interfaces that make state or open an escape: each must be refused (-1) in the child.
+SURFACES = LIBC + (
+    "import os\n"
+    "def f(m):\n"
+    "    out = {}\n"
+    "    calls = {\n"
+    "        'unshare_user': (272, 0x10000000), 'unshare_ipc': (272, 0x08000000),\n"
+    "        'io_uring_setup': (425, 4, ctypes.create_string_buffer(120)),\n"
+    "        'userfaultfd': (323, 0), 'bpf': (321, 0, None, 0), 'perf_event_open': (298, None, 0, -1, -1, 0),\n"
+    "        'keyctl': (250, 0, -4), 'msgget': (68, 0, 0o1666), 'mq_open': (240, b'cevq', 0o102, 0o600, None),\n"
+    "        'ptrace_parent': (101, 16, os.getppid(), 0, 0), 'setns': (308, 0, 0),\n"
+    "    }\n"
+    "    for name, (nr, *args) in calls.items():\n"
+    "        args = [C(a) if isinstance(a, int) else a for a in args]\n"
+    "        out[name] = L.syscall(C(nr), *args)\n"
+    "    pid = os.fork()\n"
+    "    if pid == 0:\n"
+    "        os._exit(L.syscall(C(56), C(0x10000000 | 17), None, None, None, None) < 0 and 3 or 0)\n"
+    "    out['clone_newuser'] = -1 if os.waitpid(pid, 0)[1] >> 8 == 3 else pid\n"
+    "    return {k: v for k, v in out.items() if v >= 0}\n"
+)
+
+
+def test_kernel_surfaces_are_refused(sandbox: Sandbox) -> None:
+    res = sandbox.run(_sample(SURFACES, "f", _marker()))
+    assert res.infra_error is None, res.infra_error
+    assert res.cases["c"].status == "ok", (res.cases["c"].message, res.cases["c"].exception)
+    assert res.cases["c"].values == [{}], "not refused"
 
 
 # -- concurrent samples of two fork servers (two pytest-xdist workers) -----------------------

@@ -1,7 +1,9 @@
 """Kernel-side confinement of a sandboxed child: a seccomp filter and a Landlock domain.
 
-Stdlib only (ctypes); loaded by path like ``codec.py``. Both are built once in the fork server
-and installed by each child after it dropped its privileges, before any candidate code runs.
+Stdlib only (ctypes); loaded by path like ``codec.py``. The fork server builds both and
+installs them on itself, once, before its first fork (:class:`Confinement`): every child then
+starts confined at no cost. Another spawner may install the filter per child instead
+(``Filter(build_filter()).install()`` after fork; the kernel compiles it, ~0.1 ms each time).
 
 The seccomp filter refuses (EPERM; ENOSYS for ``clone3``, so that libc falls back to
 ``clone``) the system calls that make state outliving a sample or shared with other samples,
