@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from harness.verdicts import SampleCheck, SandboxInfrastructureError, stable_assert_messages
+from harness.verdicts import (
+    CASE_BUDGET_S,
+    SampleCheck,
+    SandboxInfrastructureError,
+    check_budget,
+    stable_assert_messages,
+)
 
 __all__ = ["SampleCheck", "SandboxInfrastructureError", "sandbox", "suite_of"]
 
@@ -76,7 +82,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     """Per-case items explain failed comparisons as sample items do (stable messages)."""
     if "sandbox" not in getattr(item, "fixturenames", ()):
         return (yield)
-    with stable_assert_messages():
+    with stable_assert_messages(), check_budget(CASE_BUDGET_S):
         return (yield)
 
 

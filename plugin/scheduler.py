@@ -69,12 +69,15 @@ class ModuleScheduling:
         self.registered[node] = list(collection)
 
     def remove_node(self, node: Any) -> str | None:
-        """Forget ``node``; its unfinished items go back to the queue (the first one crashed)."""
+        """Forget ``node``; its unfinished items go back to the queue, but the first one, which
+        crashed the worker, is reported as crashed (xdist does the same): queued again, a sample
+        that kills its worker would take down every replacement until xdist gives up."""
         left = sorted(self.pending.pop(node, set()))
         if not left or self.collection is None:
             return None
-        self.workqueue["crashed:" + str(left[0])] = left
-        self.workqueue.move_to_end("crashed:" + str(left[0]), last=False)
+        if left[1:]:
+            self.workqueue["crashed:" + str(left[0])] = left[1:]
+            self.workqueue.move_to_end("crashed:" + str(left[0]), last=False)
         for other in list(self.pending):
             self._top_up(other)
         return self.collection[left[0]]

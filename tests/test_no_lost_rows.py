@@ -104,3 +104,35 @@ def test_a_run_stopped_early_still_counts_every_sample(pytester: pytest.Pytester
         row = rows[f"right-{i}"]
         assert (row["status"], row["error_kind"]) == ("error", "infra")
         assert "not judged: the run stopped early" in row["cases"][0]["message"]
+
+
+def test_a_sample_that_kills_its_worker_is_judged_once(pytester: pytest.Pytester) -> None:
+    """The item that took its xdist worker down is reported as crashed, not queued again: the
+    replacement worker judges the rest, and every sample keeps its row."""
+    samples = [_sample(f"s{i}", RIGHT) for i in range(6)] + [_sample("killer", WRONG)]
+    pytester.makeconftest(
+        CONFTEST
+        + """
+
+import os
+
+
+def pytest_runtest_setup(item):
+    if item.name == "sample[killer]":
+        os._exit(3)  # the worker dies while this item runs
+"""
+    )
+    problems = pytester.path / "problems.jsonl"
+    problems.write_text(json.dumps(PROBLEM) + "\n")
+    sample_file = pytester.path / "samples.jsonl"
+    sample_file.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    out = pytester.path / "out"
+    result = pytester.runpytest_subprocess(
+        "--llm-eval", f"jsonl:{problems}", "--llm-samples", str(sample_file), "--llm-out", str(out),
+        "-n", "2", "-p", "no:codeeval_gate", "-p", "no:cacheprovider", "-q", timeout=240,
+    )  # fmt: skip
+    text = result.stdout.str()
+    assert text.count("worker") < 12, text  # one replacement, not a crash loop
+    rows = _check_counts(out, problems, samples)
+    assert rows["killer"]["status"] != "passed"
+    assert all(rows[f"s{i}"]["status"] == "passed" for i in range(6))

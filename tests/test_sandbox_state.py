@@ -267,6 +267,43 @@ def test_kernel_surfaces_are_refused(sandbox: Sandbox) -> None:
     assert res.cases["c"].values == [{}], "not refused"
 
 
+# A planter whose server is killed mid-sample (an interrupt, a restart) leaves its folder; the
+# reader, under the next server of the same Sandbox, guesses the folder's name.
+STRANDED = """
+import os, time
+def plant(m):
+    with open('answer', 'w') as fh:
+        fh.write(m)
+    time.sleep(3)
+    return 'planted'
+def read(m):
+    root = os.path.dirname(os.getcwd())
+    me = int(os.path.basename(os.getcwd())[1:].split('-')[0])
+    for pid in range(max(1, me - 3000), me + 50):
+        for n in (1, 2, 3):
+            try:
+                with open('%s/s%d-%d/answer' % (root, pid, n)) as fh:
+                    return fh.read()
+            except OSError:
+                pass
+    return ''
+"""
+
+
+def test_a_killed_server_leaves_no_folder_behind(use_bwrap: bool) -> None:
+    marker = _marker()
+    with Sandbox(SandboxSettings(use_bwrap=use_bwrap)) as sb:
+        sb.run(_sample("def f(x):\n    return x\n", "f", marker))
+        ticket = sb.submit(_sample(STRANDED, "plant", marker))
+        time.sleep(1.0)
+        assert sb._proc is not None
+        sb._proc.kill()  # what an interrupt or a dead server comes to
+        sb.collect(ticket)
+        read = sb.run(_sample(STRANDED, "read", marker, budget=20.0))
+    assert read.infra_error is None, read.infra_error
+    assert marker not in json.dumps(read.cases["c"].values), "the stranded folder was readable"
+
+
 # -- concurrent samples of two fork servers (two pytest-xdist workers) -----------------------
 
 SOCKET = LIBC + (

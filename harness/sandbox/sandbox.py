@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import itertools
 import json
 import logging
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -102,9 +102,6 @@ class Sandbox:
         ends should not wait for interpreters to tear down.
         """
         self._stop(now=True)
-        if self._work_root:
-            shutil.rmtree(self._work_root, ignore_errors=True)
-            self._work_root = None
 
     def _config(self) -> dict[str, Any]:
         cfg = asdict(self.settings)
@@ -189,6 +186,7 @@ class Sandbox:
     def _stop(self, now: bool = False) -> None:
         proc, self._proc = self._proc, None
         if proc is None:
+            self._discard_work_root()
             return
         try:
             if now:
@@ -205,6 +203,18 @@ class Sandbox:
         if self._reader is not None:
             self._reader.join(timeout=5.0)  # sees end of file once the server is gone
             self._reader = None
+        self._discard_work_root()
+
+    def _discard_work_root(self) -> None:
+        """Remove the gone server's work root (without bubblewrap: a folder of the real /tmp).
+
+        A server killed mid-sample leaves the sample's folder there, and a later server's
+        children (the same uid) could read it by its name: each server gets a new root, and
+        the old one is removed as the server removes a sample's folder (nothing followed).
+        """
+        root, self._work_root = self._work_root, None
+        if root:
+            _tree_remover()(root)
 
     def _server_log(self) -> str:
         if self._log_file is None:
@@ -388,6 +398,18 @@ class _Reader(threading.Thread):
         if type(message) is not dict:
             raise InfraError("reply from the sandbox server is not an object")
         return message
+
+
+@functools.lru_cache(maxsize=1)
+def _tree_remover() -> Any:
+    """The fork server's ``remove_tree`` (its module is stdlib only and loaded by path)."""
+    spec = importlib.util.spec_from_file_location(
+        "_codeeval_server_tools", bwrap.INSIDE_DIR / "server.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.remove_tree
 
 
 @functools.lru_cache(maxsize=4096)

@@ -593,13 +593,13 @@ MAX_REMOVED = 1_000_000  # entries one clean-up removes; past that the rest stay
 def remove_tree(path: str) -> None:
     """Remove a child's folder: nothing in it is followed, no recursion, any permissions.
 
-    The folder is first made root's and 0700, so whatever could not be removed is closed to
-    every later sample. Sub-folders are moved up into it and emptied one at a time (a deep
-    tree needs no deep recursion), each made root's and 0700 first: the server may lack
+    The folder is first made ours (root's) and 0700, so whatever could not be removed is
+    closed to every later sample. Sub-folders are moved up into it and emptied one at a time (a
+    deep tree needs no deep recursion), each made ours and 0700 first: the server may lack
     CAP_DAC_OVERRIDE (bubblewrap keeps only the capabilities it names).
     """
     try:
-        os.chown(path, 0, 0, follow_symlinks=False)
+        os.chown(path, os.getuid(), os.getgid(), follow_symlinks=False)
         os.chmod(path, 0o700)
         top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
@@ -646,9 +646,9 @@ def remove_tree(path: str) -> None:
 
 
 def _claim(parent: int, name: str, keep_open: bool = True) -> int | None:
-    """Make sub-folder ``name`` root's and 0700 without following links; open it."""
+    """Make sub-folder ``name`` ours and 0700 without following links; open it."""
     try:
-        os.chown(name, 0, 0, dir_fd=parent, follow_symlinks=False)
+        os.chown(name, os.getuid(), os.getgid(), dir_fd=parent, follow_symlinks=False)
         handle = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
         try:
             os.chmod(f"/proc/self/fd/{handle}", 0o700)
