@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -12,6 +13,8 @@ from trainers.common.sections import TrainerConfig
 JointMode = Literal["aligned", "cross"]
 AdvantageMode = Literal["mean", "rloo", "max", "raw"]
 SplitStrategy = Literal["round_robin", "contiguous", "take_a_job"]
+LossAggregation = Literal["sum", "token", "sequence"]
+Overlong = Literal["none", "mask", "soft"]
 
 
 @dataclass
@@ -64,6 +67,50 @@ class MAGRPOSettings:
     eval_k: list[int] = help_field([1], help="k values for the eval pass@k")
     eval_temperature: float = help_field(0.0, help="eval sampling temperature; 0: greedy")
     eval_max_problems: int = help_field(0, help="evaluate at most this many problems; 0: all")
+    # The code-RL recipe (DAPO, Dr. GRPO, DeepCoder's GRPO+): see docs/recipe.md.
+    loss_aggregation: LossAggregation = help_field(
+        "sum",
+        help="how token terms make the loss: sum (per sequence, mean over sequences: Dr. GRPO's "
+        "constant normalizer, no length bias), token (mean over all tokens of the update: "
+        "DAPO), sequence (per-sequence token mean: original GRPO, biased toward short answers)",
+    )
+    ppo_epochs: int = help_field(
+        1,
+        help="passes over each rollout buffer; with several updates per buffer (ppo_epochs > 1 "
+        "or minibatches) the loss uses the importance ratio to the sampling policy, clipped",
+    )
+    epsilon_low: float = help_field(
+        0.2, help="lower clip range: the ratio is kept >= 1 - epsilon_low (PPO's 0.2)"
+    )
+    epsilon_high: float = help_field(
+        0.28,
+        help="upper clip range: the ratio is kept <= 1 + epsilon_high (DAPO's clip-higher: "
+        "0.28 leaves room for rare tokens to gain probability, so entropy does not collapse)",
+    )
+    dynamic_sampling: bool = help_field(
+        False,
+        help="drop sibling groups whose completions all have the same value (no gradient) and "
+        "refill the buffer with fresh prompts, up to dynamic_sampling_rounds (DAPO)",
+    )
+    dynamic_sampling_rounds: int = help_field(
+        3,
+        help="extra rollout rounds a step may spend refilling its buffer; each samples "
+        "rollout_buffer_size fresh training prompts; 0: drop only, never refill",
+    )
+    overlong: Overlong = help_field(
+        "none",
+        help="truncated completions (hit max_new_tokens): none (scored as they are), mask "
+        "(left out of the loss: DAPO's overlong filtering), soft (a reward penalty ramping over "
+        "the last overlong_buffer tokens: DAPO's soft overlong punishment)",
+    )
+    overlong_buffer: int = help_field(
+        0,
+        help="with overlong=soft: tokens before the limit where the penalty ramps; 0: a fifth "
+        "of max_new_tokens (DAPO: 4096 of 20480)",
+    )
+    overlong_penalty: float = help_field(
+        1.0, help="with overlong=soft: the penalty at the limit (DAPO: 1.0, a failed answer's gap)"
+    )
 
     def __post_init__(self) -> None:
         if self.num_agents < 1:
@@ -111,6 +158,53 @@ class MAGRPOSettings:
                 f"cross gives G^N={self.num_generations**self.num_agents} joint actions; "
                 "use aligned or fewer generations",
             )
+
+        self._check_recipe()
+
+    def _check_recipe(self) -> None:
+        if self.loss_aggregation not in ("sum", "token", "sequence"):
+            raise invalid(
+                "loss_aggregation", f"is {self.loss_aggregation!r}; use sum, token or sequence"
+            )
+        if self.overlong not in ("none", "mask", "soft"):
+            raise invalid("overlong", f"is {self.overlong!r}; use none, mask or soft")
+        if self.ppo_epochs < 1:
+            raise invalid("ppo_epochs", f"must be >= 1 (got {self.ppo_epochs})")
+        if not 0 < self.epsilon_low < 1:
+            raise invalid(
+                "epsilon_low", f"must be in (0, 1) (got {self.epsilon_low}); 0.2 is usual"
+            )
+        if self.epsilon_high <= 0:
+            raise invalid("epsilon_high", f"must be > 0 (got {self.epsilon_high}); DAPO uses 0.28")
+        if self.dynamic_sampling_rounds < 0:
+            raise invalid(
+                "dynamic_sampling_rounds", f"must be >= 0 (got {self.dynamic_sampling_rounds})"
+            )
+        if not 0 <= self.overlong_buffer < self.max_new_tokens:
+            raise invalid(
+                "overlong_buffer",
+                f"must be in 0..max_new_tokens-1={self.max_new_tokens - 1} (got "
+                f"{self.overlong_buffer}); 0 picks a fifth of max_new_tokens",
+            )
+        if self.overlong_penalty < 0:
+            raise invalid("overlong_penalty", f"must be >= 0 (got {self.overlong_penalty})")
+        if self.dynamic_sampling and self.advantage_mode == "raw":
+            raise invalid(
+                "dynamic_sampling",
+                "with advantage_mode=raw a group of equal values still has non-zero advantages, "
+                "so dropping it changes the update; use advantage_mode=mean or rloo with it",
+            )
+
+    def soft_overlong_buffer(self) -> int:
+        """The soft penalty's ramp in tokens (0 when overlong is not soft)."""
+        if self.overlong != "soft":
+            return 0
+        return self.overlong_buffer or max(1, self.max_new_tokens // 5)
+
+    def updates_per_buffer(self, sequences: int) -> int:
+        """Optimizer updates one agent makes on ``sequences`` targets."""
+        size = self.minibatch_size or sequences
+        return self.ppo_epochs * (math.ceil(sequences / size) if sequences else 0)
 
     def turn_weights(self) -> list[float]:
         return list(self.turn_gradient_weights) or [1.0] * self.num_turns

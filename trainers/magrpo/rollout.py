@@ -18,6 +18,7 @@ from trainers.common.policy import AgentPolicy
 from trainers.common.rollout_engine import RolloutEngine, TransformersRollouts
 from trainers.common.sampling import encode_prompts, render_prompt
 from trainers.magrpo.joint import JointAction, joint_actions
+from trainers.magrpo.recipe import is_truncated
 from trainers.magrpo.returns import should_expand
 from trainers.magrpo.roles import Roles, Turn
 
@@ -39,6 +40,7 @@ class Completion:
     code: str
     turn: int
     kl: float = 0.0
+    truncated: bool = False  # stopped at max_new_tokens, not at an end token
 
 
 @dataclass
@@ -119,6 +121,15 @@ def _sample_agent(
     )
 
 
+def stop_ids(agent: AgentPolicy) -> set[int]:
+    """The end tokens that finish a completion (the tokenizer's and the model's own)."""
+    stops = {agent.tokenizer.eos_token_id}
+    eos = getattr(getattr(agent.model, "generation_config", None), "eos_token_id", None)
+    stops.update(eos if isinstance(eos, list) else [eos])
+    stops.discard(None)
+    return stops  # type: ignore[return-value]
+
+
 def reward_of(row: dict[str, Any] | None, settings: RolloutSettings) -> float | None:
     """The trainer's reward from a harness row; ``None`` (masked) for infrastructure errors."""
     if row is None or row.get("reward") is None:
@@ -150,6 +161,7 @@ def rollout(
         for a, agent in enumerate(agents):
             prompts = [roles.prompt(b.episode.problem, a, b.histories[a]) for b in branches]
             per_agent.append((prompts, _sample_agent(agent, prompts, settings, n, engine)))
+        stops = [stop_ids(agent) for agent in agents]
         new_nodes: list[tuple[_Branch, Node, int]] = []
         for i, branch in enumerate(branches):
             ep = branch.episode
@@ -166,6 +178,9 @@ def rollout(
                             g.text,
                             roles.code(ep.problem, a, g.text),
                             turn,
+                            truncated=is_truncated(
+                                g.completion_ids, settings.max_new_tokens, stops[a]
+                            ),
                         )
                         for g in gens[i]
                     ]

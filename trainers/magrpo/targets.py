@@ -8,7 +8,7 @@ is the mean return of the joint actions it is in; advantages are group-relative.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from trainers.magrpo.advantages import group_advantages
@@ -25,6 +25,7 @@ class Target:
     completion: Completion
     value: float
     advantage: float
+    group: int = 0  # the sibling group's index in its episode (dynamic sampling's unit)
 
 
 def episode_targets(
@@ -36,8 +37,13 @@ def episode_targets(
     beta: float,
     advantage_mode: str,
     normalize: bool,
+    penalty: Callable[[Completion], float] | None = None,
 ) -> list[Target]:
-    """The targets of every agent's completions in one episode (masked ones left out)."""
+    """The targets of every agent's completions in one episode (masked ones left out).
+
+    ``penalty`` (e.g. the soft overlong penalty) is subtracted from the agent's reward for its
+    own completion, like the KL: paid once, on the turn that generated it, never carried.
+    """
     targets: list[Target] = []
     children = [node.children for node in episode.nodes]
     turns = [node.turn for node in episode.nodes]
@@ -49,9 +55,10 @@ def episode_targets(
                 rewards.append(None)
                 continue
             mine = episode.groups[node.group].completions[agent][node.action[agent]]
-            rewards.append(node.reward - beta * mine.kl)
+            cost = penalty(mine) if penalty is not None else 0.0
+            rewards.append(node.reward - beta * mine.kl - cost)
         returns = tree_returns(rewards, children, gamma, turns, num_turns, carried)
-        for group in episode.groups:
+        for index, group in enumerate(episode.groups):
             actions = [episode.nodes[i].action for i in group.nodes]
             values = agent_values(
                 [returns[i] for i in group.nodes], actions, agent, num_generations
@@ -60,7 +67,7 @@ def episode_targets(
             for g, (value, adv) in enumerate(zip(values, advantages, strict=True)):
                 if value is None or adv is None:
                     continue
-                targets.append(Target(agent, group.completions[agent][g], value, adv))
+                targets.append(Target(agent, group.completions[agent][g], value, adv, index))
     return targets
 
 

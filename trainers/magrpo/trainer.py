@@ -44,9 +44,10 @@ from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
 from trainers.common.rollout_engine import close_engine, make_rollout_engine
 from trainers.common.sampling import token_logprobs
+from trainers.magrpo.collect import collect, episode_targets_for, refill_order
 from trainers.magrpo.config import MAGRPOConfig
 from trainers.magrpo.harness_io import eval_metrics, harness_feedback, harness_scorer, load_split
-from trainers.magrpo.loss import policy_loss, sequence_kl, turn_weights_for
+from trainers.magrpo.loss import sequence_kl
 from trainers.magrpo.returns import tree_returns
 from trainers.magrpo.roles import Roles
 from trainers.magrpo.rollout import (
@@ -56,7 +57,8 @@ from trainers.magrpo.rollout import (
     Scorer,
     rollout,
 )
-from trainers.magrpo.targets import Target, all_targets
+from trainers.magrpo.targets import Target
+from trainers.magrpo.update import update_agent
 
 MICRO_BATCH = 8  # sequences per forward pass inside a minibatch (bounds activation memory)
 
@@ -216,50 +218,26 @@ class MAGRPOTrainer:
         return kls
 
     def _update_agent(self, a: int, targets: list[Target]) -> dict[str, float]:
-        """Minibatch updates of agent ``a`` on its targets; returns loss and grad norm."""
+        """Updates of agent ``a`` on its targets (see :mod:`trainers.magrpo.update`)."""
         agent = self.agents[a]
-        opt = self.optimizers[agent.name]
-        weights = self.settings.turn_weights()
-        size = self.settings.minibatch_size or len(targets)
-        losses, norms = [], []
-        agent.activate()
-        pad = agent.tokenizer.pad_token_id or 0
-        # Every rank must join the same number of gradient all-reduces: the largest count.
-        count = math.ceil(len(targets) / size) if targets else 0
-        count = dist.max_int(count) if self.world > 1 else count
-        for index in range(count):
-            batch = targets[index * size : (index + 1) * size]  # empty past this rank's end
-            opt.zero_grad(set_to_none=True)
-            total = 0.0
-            live = [t for t in batch if t.advantage != 0.0]  # zero advantage: zero gradient
-            for m in range(0, len(live), MICRO_BATCH):
-                micro = live[m : m + MICRO_BATCH]
-                logp, mask = token_logprobs(
-                    agent.model,
-                    [t.completion.prompt_ids for t in micro],
-                    [t.completion.completion_ids for t in micro],
-                    pad,
-                )
-                loss = policy_loss(
-                    logp,
-                    mask,
-                    torch.tensor([t.advantage for t in micro]),
-                    turn_weights_for([t.completion.turn for t in micro], weights),
-                    num_sequences=len(batch),
-                )
-                loss.backward()
-                total += loss.item()
-            self._sync_grads(agent)
-            params = agent.parameters()
-            if self.settings.max_grad_norm > 0 and any(p.grad is not None for p in params):
-                norm = torch.nn.utils.clip_grad_norm_(params, self.settings.max_grad_norm)
-                norms.append(float(norm))
-            opt.step()
-            losses.append(total)
-        return {
-            "loss": sum(losses) / max(1, len(losses)),
-            "grad_norm": sum(norms) / len(norms) if norms else 0.0,
-        }
+        return update_agent(
+            agent,
+            self.optimizers[agent.name],
+            targets,
+            self.settings,
+            self.world,
+            MICRO_BATCH,
+            self._sync_grads,
+        )
+
+    def _targets(self, episode: Episode) -> list[Target]:
+        return episode_targets_for(episode, self.settings, len(self.agents))
+
+    def _refill(self, count: int, round_: int) -> list[Problem]:
+        """Fresh training prompts for dynamic sampling (seeded by step, round and rank)."""
+        seed = ((self.config.seed * 1000003 + self.step) * 1009 + round_) * 131 + self.rank
+        picks = refill_order(count, len(self.train_problems), [], seed)
+        return [self.train_problems[i] for i in picks]
 
     def _sync_grads(self, agent: AgentPolicy) -> None:
         """Average gradients over processes (accelerate/torchrun); a no-op on one process."""
@@ -269,29 +247,26 @@ class MAGRPOTrainer:
         """Roll out, score, and update every agent once on ``problems``; returns metrics."""
         started = time.perf_counter()
         s = self.settings
-        episodes = rollout(
-            problems,
-            self.agents,
-            self.roles,
-            self.scorer,
-            self.feedback,
-            self.rollout_settings(),
-            tag=f"train{self.step}",
-            engine=self.engine,
-        )
+        kls: list[float] = []
+
+        def sample(batch: list[Problem], tag: str) -> list[Episode]:
+            episodes = rollout(
+                batch,
+                self.agents,
+                self.roles,
+                self.scorer,
+                self.feedback,
+                self.rollout_settings(),
+                tag=tag,
+                engine=self.engine,
+            )
+            kls.extend(self._attach_kl(episodes) if s.beta > 0 else [])
+            return episodes
+
+        collected = collect(problems, sample, self._targets, s, self._refill, f"train{self.step}")
+        episodes, targets = collected.episodes, collected.targets
         rollout_s = time.perf_counter() - started
-        kls = self._attach_kl(episodes) if s.beta > 0 else []
-        targets = all_targets(
-            episodes,
-            num_agents=len(self.agents),
-            num_generations=s.num_generations,
-            num_turns=s.num_turns,
-            gamma=s.gamma,
-            beta=s.beta,
-            advantage_mode=s.advantage_mode,
-            normalize=s.normalize_advantage,
-        )
-        metrics: dict[str, Any] = {"epoch": self.epoch}
+        metrics: dict[str, Any] = {"epoch": self.epoch, "dynamic": collected.metrics}
         metrics.update(self._reward_metrics(episodes))
         if s.beta > 0:  # the reference model exists only when the KL is in the reward
             metrics["reference_kl_mean"] = _mean(kls)
