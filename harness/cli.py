@@ -7,6 +7,7 @@ codeeval compare RUN_A RUN_B [-o PAGE]   # each an out dir, a summary.json or a 
 codeeval history [--model M] [--suite S] [--language L] [--limit N] [--json]
 codeeval mine PATH -o SUITE.jsonl         # a tiered suite from a repository (harness.mining)
 codeeval deps fetch SUITE [--find-links DIR --no-index]   # third-party packages (harness.deps)
+codeeval difficulty --suite mbpp --split train --model M -n 8   # pass rates (harness.difficulty)
 ```
 """
 
@@ -63,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.deps.command import add_deps_parser
 
     add_deps_parser(sub)  # codeeval deps fetch|show SUITE
+    from harness.difficulty import add_difficulty_parser
+
+    add_difficulty_parser(sub)  # codeeval difficulty --suite S --split P --model M -n N
     return parser
 
 
@@ -76,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from harness.deps.command import run_deps
 
         return run_deps(args)
+    if args.command == "difficulty":
+        from harness.difficulty import run_difficulty
+
+        return run_difficulty(args)
     if args.command == "coder":
         from harness.coder.cli import run_coder
 

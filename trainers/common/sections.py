@@ -136,8 +136,49 @@ class DatasetSettings:
     )
     task_ids: list[str] = help_field([], help="if set, train only on these task ids")
     shuffle: bool = help_field(True, help="shuffle training problems each epoch (seeded)")
+    difficulty: str | None = help_field(
+        None,
+        help="keep training problems by measured pass rate: a file from `codeeval difficulty`, "
+        "or cache (the cached measurement of this suite, train split and model.name); "
+        "null: no filter",
+    )
+    min_pass_rate: float | None = help_field(
+        0.0,
+        help="with difficulty: keep problems whose pass rate is > this (0: drop the never "
+        "solved, whose groups all fail alike); null: no lower bound",
+    )
+    max_pass_rate: float | None = help_field(
+        1.0,
+        help="with difficulty: keep problems whose pass rate is < this (1: drop the always "
+        "solved); null: no upper bound",
+    )
+    curriculum: Literal["none", "easy_first", "hard_first"] = help_field(
+        "none",
+        help="with difficulty: order the kept problems by pass rate (easy_first: the most often "
+        "solved first) instead of shuffling; none: the shuffle setting decides",
+    )
 
     def __post_init__(self) -> None:
+        for bound in ("min_pass_rate", "max_pass_rate"):
+            value = getattr(self, bound)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise invalid(bound, f"must be in [0, 1] or null (got {value})")
+        low, high = self.min_pass_rate, self.max_pass_rate
+        if low is not None and high is not None and low >= high:
+            raise invalid(
+                "max_pass_rate",
+                f"the band ({low}, {high}) is empty: keep min_pass_rate < max_pass_rate",
+            )
+        if self.curriculum not in ("none", "easy_first", "hard_first"):
+            raise invalid(
+                "curriculum", f"is {self.curriculum!r}; use none, easy_first or hard_first"
+            )
+        if self.curriculum != "none" and not self.difficulty:
+            raise invalid(
+                "curriculum",
+                f"is {self.curriculum} but there is no measurement to order by; set "
+                "dataset.difficulty (a file or cache) or curriculum=none",
+            )
         for name in ("train_split", "eval_split"):
             value = getattr(self, name)
             if value is None:

@@ -31,9 +31,35 @@ class GRPOSettings:
     max_steps: int = help_field(0, help="stop after this many optimizer steps; 0: run all epochs")
     beta: float = help_field(0.0, help="weight of the KL to the reference (adapters off)")
     epsilon: float = help_field(0.2, help="PPO-style clip range of the importance ratio")
+    epsilon_high: float = help_field(
+        0.28,
+        help="upper clip range of the ratio (TRL's epsilon_high; DAPO's clip-higher: 0.28); "
+        "acts only when the policy moves within a batch (num_iterations or "
+        "steps_per_generation > 1)",
+    )
     num_iterations: int = help_field(1, help="optimizer passes over each generated batch (mu)")
+    steps_per_generation: int = help_field(
+        0,
+        help="optimizer steps per generated batch (TRL's steps_per_generation); "
+        "0: gradient_accumulation_steps (one step per batch)",
+    )
+    mask_truncated_completions: bool = help_field(
+        False,
+        help="leave completions cut at max_new_tokens out of the loss (TRL's option; DAPO's "
+        "overlong filtering)",
+    )
+    overlong_buffer: int = help_field(
+        0,
+        help="soft overlong punishment (DAPO eq. 13, TRL's get_soft_overlong_punishment): a "
+        "reward penalty ramping to overlong_penalty over the last N tokens; 0: none",
+    )
+    overlong_penalty: float = help_field(
+        1.0, help="weight of the soft overlong punishment at the limit (with overlong_buffer)"
+    )
     loss_type: LossType = help_field(
-        "dapo", help="token-loss aggregation: grpo, dr_grpo, dapo (TRL default), bnpo"
+        "dapo",
+        help="token-loss aggregation: grpo (per-sequence mean, length-biased), dr_grpo "
+        "(constant normalizer), dapo (token mean over the batch; TRL's default), bnpo",
     )
     scale_rewards: ScaleRewards = help_field(
         "group", help="divide advantages by the std of the group, the batch, or not at all"
@@ -70,6 +96,18 @@ class GRPOSettings:
                 raise invalid(name, f"must be >= 0 (got {getattr(self, name)})")
         if not 0 < self.epsilon < 1:
             raise invalid("epsilon", f"must be in (0, 1) (got {self.epsilon}); 0.2 is usual")
+        if self.epsilon_high <= 0:
+            raise invalid("epsilon_high", f"must be > 0 (got {self.epsilon_high}); DAPO uses 0.28")
+        if self.steps_per_generation < 0:
+            raise invalid("steps_per_generation", f"must be >= 0 (got {self.steps_per_generation})")
+        if not 0 <= self.overlong_buffer < self.max_new_tokens:
+            raise invalid(
+                "overlong_buffer",
+                f"must be in 0..max_new_tokens-1={self.max_new_tokens - 1} "
+                f"(got {self.overlong_buffer}); DAPO used a fifth of the limit",
+            )
+        if self.overlong_penalty < 0:
+            raise invalid("overlong_penalty", f"must be >= 0 (got {self.overlong_penalty})")
 
 
 @dataclass

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.difficulty import training_problems
 from harness.records import Problem
 from trainers.common.config import ConfigError, to_dict
 from trainers.common.logger import MetricsLogger
@@ -44,6 +45,8 @@ def load_problems(config: GRPORunConfig) -> tuple[list[Problem], list[Problem]]:
             f"dataset: no usable problems in {ds.suite} {ds.train_split!r} "
             "(all filtered out or defective); widen dataset.train_split"
         )
+    # the difficulty band and curriculum (unchanged without dataset.difficulty)
+    train = training_problems(train, ds, config.model.name, config.seed)
     evals = usable(load_suite(ds.suite, ds.eval_split, ds.data_dir)) if ds.eval_split else []
     return train, evals
 
@@ -75,11 +78,16 @@ def to_trl_args(config: GRPORunConfig) -> Any:
         top_p=g.top_p,
         beta=g.beta,
         epsilon=g.epsilon,
+        epsilon_high=g.epsilon_high,
         num_iterations=g.num_iterations,
+        mask_truncated_completions=g.mask_truncated_completions,
+        **({"steps_per_generation": g.steps_per_generation} if g.steps_per_generation else {}),
+        **({"reward_weights": [1.0, g.overlong_penalty]} if g.overlong_buffer else {}),
         loss_type=g.loss_type,
         scale_rewards=g.scale_rewards,
         use_vllm=g.use_vllm,
-        shuffle_dataset=config.dataset.shuffle,
+        # a curriculum is an order: TRL must not shuffle it away
+        shuffle_dataset=config.dataset.shuffle and config.dataset.curriculum == "none",
         remove_unused_columns=False,  # the reward needs the task_id column
         logging_steps=1,
         save_strategy="steps" if out.save_interval > 0 else "no",
@@ -171,7 +179,7 @@ def build_trainer(
     )
     trainer = GRPOTrainer(
         model=policy.model,
-        reward_funcs=[reward_fn],
+        reward_funcs=[reward_fn, *recipe_rewards(config)],
         args=args,
         train_dataset=make_dataset(train, config.grpo.system_prompt),
         processing_class=policy.tokenizer,
@@ -180,6 +188,27 @@ def build_trainer(
         ],
     )
     return GRPORun(trainer, policy, reward_fn, logger, train, evals)
+
+
+def recipe_rewards(config: GRPORunConfig) -> list[RewardFn]:
+    """TRL's soft overlong punishment as a second reward (weighted by overlong_penalty).
+
+    Dynamic sampling has no TRL option and no hook short of overriding its generation step,
+    so it is not added here: TRL logs the share of zero-variance groups
+    (``frac_reward_zero_std``), and the difficulty filter (``dataset.difficulty``) removes the
+    prompts whose groups would all score alike before training starts.
+    """
+    g = config.grpo
+    if not g.overlong_buffer:
+        return []
+    from trl.rewards import get_soft_overlong_punishment
+
+    punish = get_soft_overlong_punishment(g.max_new_tokens, g.overlong_buffer)
+
+    def soft_overlong_punishment(completion_ids: list[list[int]], **_: Any) -> list[float]:
+        return list(punish(completion_ids))
+
+    return [soft_overlong_punishment]
 
 
 def check_enough_prompts(available: int, per_batch: int) -> None:

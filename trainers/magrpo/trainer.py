@@ -29,6 +29,7 @@ from typing import Any
 import torch
 import yaml
 
+from harness.difficulty import training_problems
 from harness.records import Problem
 from trainers.common import distributed as dist
 from trainers.common.checkpoint import (
@@ -134,6 +135,8 @@ class MAGRPOTrainer:
         problems = load_split(ds.suite, ds.train_split, ds.data_dir, ds.task_ids)
         if not problems:
             raise ValueError(f"dataset.train_split={ds.train_split}: no problems")
+        # the difficulty band and curriculum (unchanged without dataset.difficulty)
+        problems = training_problems(problems, ds, self.config.model.name, self.config.seed)
         return problems  # every rank knows them all; batches() deals each its share
 
     def _eval_set(self) -> list[Problem]:
@@ -173,7 +176,8 @@ class MAGRPOTrainer:
 
     def _order(self, epoch: int) -> list[int]:
         order = list(range(len(self.train_problems)))
-        if self.config.dataset.shuffle:
+        ds = self.config.dataset
+        if ds.shuffle and not (ds.difficulty and ds.curriculum != "none"):  # curriculum: kept
             random.Random(self.config.seed * 1000003 + epoch).shuffle(order)
         return order
 
