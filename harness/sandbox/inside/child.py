@@ -78,6 +78,15 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
         kernel.confine(workdir)
     # The server's channels (and everything else it had open) must be gone before any
     # candidate code runs: only stdio and the result pipe stay.
+    for fd in (BRIDGE_IN_FD, BRIDGE_OUT_FD):
+        # Kept only as the judge's bridge (placed by dup2: inheritable). Otherwise it is the
+        # server's own (its reply channel, made non-inheritable): the candidate could forge
+        # replies to the trusted side on it.
+        try:
+            if not os.get_inheritable(fd):
+                os.close(fd)
+        except OSError:
+            pass
     os.closerange(BRIDGE_OUT_FD + 1, 1 << 20)
     _limit(resource.RLIMIT_NOFILE, int(cfg["max_open_files"]))
     _limit(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
