@@ -77,7 +77,7 @@ def bare_seconds(language: Any, source: str, cases: int) -> float:
         proc.wait()
         elapsed = time.perf_counter() - start
         lines = data.count(b"\n")
-        if lines != cases + 1 + (language.name == "js"):  # ready + cases (+ JS's done line)
+        if lines != cases + 2:  # ready, one line per case, the end marker
             raise RuntimeError(f"bare run of {language.name} wrote {lines} lines for {cases} cases")
         return elapsed
     finally:

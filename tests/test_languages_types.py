@@ -151,3 +151,19 @@ def test_humaneval_translates_with_reasons_for_the_rest() -> None:
     assert by_id["rs/HumanEval/25"].metadata["call_args"]["case_3"] == [["57"]]
     # A check that ran inside Python's sandbox (random inputs) is dropped and listed.
     assert by_id["rs/HumanEval/53"].metadata["dropped_cases"] == ["case_5"]
+
+
+def test_a_dict_whose_keys_share_one_hash_is_refused_fast() -> None:
+    """A forged frame can carry any JSON: 3000 int keys equal modulo 2**61 - 1 would make the
+    dict quadratic to build in the trusted process; it is a decode error at once instead."""
+    import time
+
+    from harness.languages.types import DecodeError, decode, parse_type
+
+    keys = [k * (2**61 - 1) for k in range(1, 3000)]
+    start = time.process_time()
+    with pytest.raises(DecodeError, match="share one hash"):
+        decode([[k, 1] for k in keys], parse_type("dict[int, int]"))
+    assert time.process_time() - start < 1.0
+    honest = decode([[k, k] for k in range(3000)], parse_type("dict[int, int]"))
+    assert honest == {k: k for k in range(3000)}

@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from harness.sandbox.inside import codec
+
 SCALARS = ("int", "float", "bool", "str")
 
 
@@ -309,12 +311,18 @@ def decode(data: Any, t: PyType, where: str = "value") -> Any:
             decode(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(data, t.args, strict=True))
         )
     if kind == "dict":
-        out = {}
+        pairs = []
         for i, pair in enumerate(data):
             if type(pair) is not list or len(pair) != 2:
                 raise DecodeError(f"{where}: dict entry {i} is not a [key, value] pair")
-            out[decode(pair[0], t.args[0], f"{where} key")] = decode(pair[1], t.args[1], where)
-        return out
+            pairs.append((decode(pair[0], t.args[0], f"{where} key"), pair[1]))
+        # Keys that share one hash would make the dict quadratic to build (ints collide modulo
+        # 2**61 - 1, and tuples of them): refused first, as the Python value channel does.
+        try:
+            codec.check_hash_flood([key for key, _ in pairs])
+        except codec.TooLarge as exc:
+            raise DecodeError(f"{where}: {exc}") from None
+        return {key: decode(value, t.args[1], where) for key, value in pairs}
     raise DecodeError(f"{where}: no decoding for type {t}")
 
 
