@@ -248,15 +248,21 @@ def _code(holder: dict[str, Any], field: str, mode: str, name: str = "<check>") 
 
 
 def _place(wfd: int, bridge_fds: tuple[int, int] | None) -> int:
-    """Put the bridge's pipes on fds 4 and 5 (first moved above them: numbers may clash)."""
-    if not bridge_fds:
-        return wfd
+    """The result pipe on fd 3 and the bridge's pipes on 4 and 5 (each first moved above
+    them: numbers may clash). Without a bridge, 4 and 5 are closed: they may be the server's
+    own channel to the trusted side, on which the candidate could forge replies."""
     import fcntl
 
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in (wfd, *bridge_fds)]
-    for fd in (wfd, *bridge_fds):
+    mine = (wfd, *(bridge_fds or ()))
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in mine]
+    for fd in mine:
         os.close(fd)
-    for target, fd in zip((RESULT_FD, BRIDGE_IN_FD, BRIDGE_OUT_FD), high, strict=True):
+    for fd in (RESULT_FD, BRIDGE_IN_FD, BRIDGE_OUT_FD):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    for target, fd in zip((RESULT_FD, BRIDGE_IN_FD, BRIDGE_OUT_FD), high, strict=False):
         os.dup2(fd, target)
         os.close(fd)
     return RESULT_FD
