@@ -270,7 +270,16 @@ def _type_name(value: Any) -> str:
     return "?"
 
 
+# The object bridge (bridge.py) sets these in a judge's child and in the judge: an object with
+# no plain encoding then travels as a handle (``["h", id, type]``) that the judge operates on
+# through the bridge, instead of as an opaque snapshot. None everywhere else.
+opaque_hook: Callable[[Any], list[Any]] | None = None
+handle_hook: Callable[[list[Any]], Any] | None = None
+
+
 def _opaque(value: Any) -> list[Any]:
+    if opaque_hook is not None:
+        return opaque_hook(value)
     return ["o", _type_name(value), _short_repr(value)]
 
 
@@ -1033,6 +1042,8 @@ def _dec_node(data: list[Any], tag: str, size: int, depth: int, budget: list[Any
         return _ndarray(data, depth, budget)
     if tag == "o" and size == 3 and type(data[1]) is str and type(data[2]) is str:
         return Opaque(data[1][:MAX_REPR], data[2][: MAX_REPR + 3])
+    if tag == "h" and handle_hook is not None:
+        return handle_hook(data)
     raise ChannelError(f"bad value node with tag {tag[:10]!r}")
 
 
