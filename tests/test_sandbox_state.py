@@ -487,11 +487,12 @@ def test_reader_samples_never_pass_in_a_session(
     if not use_bwrap:
         from harness.sandbox.probe import SandboxUnusable, check_sandbox
 
-        monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
         try:  # the session stops at this same probe (an interpreter nobody cannot read)
-            check_sandbox(SandboxSettings())
+            # Settings of its own: the probe then uses a private sandbox, not the shared one.
+            check_sandbox(SandboxSettings(use_bwrap=False, memory_mb=512))
         except SandboxUnusable as exc:
             pytest.skip(str(exc)[:300])
+        monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
     problems = pytester.path / "problems.jsonl"
     problems.write_text(json.dumps(PROBLEM) + "\n")
     rows = [
