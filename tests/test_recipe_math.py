@@ -317,3 +317,18 @@ def test_updates_per_buffer() -> None:
     assert _settings().updates_per_buffer(8) == 1
     assert _settings("magrpo.ppo_epochs=2", "magrpo.minibatch_size=3").updates_per_buffer(8) == 6
     assert math.isclose(_settings().epsilon_high, 0.28)
+
+
+def test_collect_judges_variance_before_masking_the_truncated() -> None:
+    """A group whose only different completion was truncated still has variance (it is in the
+    baseline); masking then leaves its truncated completion out of what is trained."""
+    s = _settings("magrpo.dynamic_sampling=true", "magrpo.overlong=mask")
+
+    def sample(problems: list[str], tag: str) -> list[Episode]:
+        return [_episode([1.0, 0.0, 0.0, 0.0], [2, 10, 3, 4], [False, True, False, False])]
+
+    got = collect(["x"], sample, lambda e: episode_targets_for(e, s, 1, mask=False), s,  # type: ignore[list-item]
+                  lambda c, r: [], "t")  # fmt: skip
+    assert len(got.targets) == 3 and not any(t.completion.truncated for t in got.targets)
+    assert got.metrics["overlong_masked_share"] == pytest.approx(0.25)
+    assert got.metrics["refill_rounds"] == 0

@@ -52,6 +52,8 @@ def collect(
     groups = zero = 0
     kept: list[tuple[Episode, list[Target]]] = []
     for episode, targets in zip(first, per_episode, strict=True):
+        # zero variance is judged on every completion, truncated ones too (they are in the
+        # baseline); overlong masking then takes the truncated out of what is trained
         informative, n, z = informative_targets(targets)
         groups, zero = groups + n, zero + z
         if not settings.dynamic_sampling:
@@ -78,6 +80,8 @@ def collect(
     for _, targets in kept:
         _, n, z = informative_targets(targets)
         trained_groups, trained_zero = trained_groups + n, trained_zero + z
+    chosen = [t for _, ts in kept for t in ts]
+    trainable = [t for t in chosen if not (settings.overlong == "mask" and t.completion.truncated)]
     metrics = {
         "groups": float(groups),
         "zero_gradient_share": zero / groups if groups else 0.0,
@@ -86,8 +90,9 @@ def collect(
         "episodes_trained": float(len(kept)),
         "refill_rounds": float(rounds),
         "refill_episodes": float(sampled),
+        "overlong_masked_share": 1.0 - len(trainable) / len(chosen) if chosen else 0.0,
     }
-    return Collected(first, [t for _, ts in kept for t in ts], [e for e, _ in kept], metrics)
+    return Collected(first, trainable, [e for e, _ in kept], metrics)
 
 
 def refill_order(count: int, pool: int, exclude: Sequence[int], rng_seed: int) -> list[int]:
@@ -100,10 +105,13 @@ def refill_order(count: int, pool: int, exclude: Sequence[int], rng_seed: int) -
     return rng.sample(left, min(count, len(left)))
 
 
-def episode_targets_for(episode: Episode, s: MAGRPOSettings, num_agents: int) -> list[Target]:
+def episode_targets_for(
+    episode: Episode, s: MAGRPOSettings, num_agents: int, mask: bool = True
+) -> list[Target]:
     """One episode's targets as configured: returns less the KL and the soft overlong penalty,
-    group-relative advantages; with ``overlong=mask`` truncated completions count in their
-    group's baseline but are not trained on (DAPO's overlong filtering)."""
+    group-relative advantages. With ``overlong=mask`` and ``mask`` true, truncated completions
+    (which count in their group's baseline) are left out: DAPO's overlong filtering.
+    :func:`collect` masks them itself, after judging the groups' variance on all of them."""
     ramp = s.soft_overlong_buffer()
 
     def penalty(c: Completion) -> float:
@@ -120,6 +128,6 @@ def episode_targets_for(episode: Episode, s: MAGRPOSettings, num_agents: int) ->
         normalize=s.normalize_advantage,
         penalty=penalty if ramp else None,
     )
-    if s.overlong == "mask":
+    if mask and s.overlong == "mask":
         targets = [t for t in targets if not t.completion.truncated]
     return targets

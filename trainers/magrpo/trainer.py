@@ -235,7 +235,7 @@ class MAGRPOTrainer:
         )
 
     def _targets(self, episode: Episode) -> list[Target]:
-        return episode_targets_for(episode, self.settings, len(self.agents))
+        return episode_targets_for(episode, self.settings, len(self.agents), mask=False)
 
     def _refill(self, count: int, round_: int) -> list[Problem]:
         """Fresh training prompts for dynamic sampling (seeded by step, round and rank)."""
