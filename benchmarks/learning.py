@@ -7,6 +7,8 @@
     python benchmarks/learning.py --rollouts --skip-curve --skip-timing --reward length
     # held-out learning: MAGRPO on MBPP train, scored before/after on MBPP test (heldout.py)
     python benchmarks/learning.py --heldout --steps 60 --buffer 4 --generations 4
+    # plain MAGRPO against MAGRPO with the code-RL recipe (docs/recipe.md), same seed and steps
+    python benchmarks/learning.py --heldout --ab --difficulty cache --bands cache
     # the curve in the closing note (~14 min on 2 idle cores): the same 2 prompts every step
     python benchmarks/learning.py --trainer magrpo --tasks HumanEval/53,HumanEval/23 \
         --buffer 2 --steps 20 --max-new-tokens 64 --threads 2 --skip-timing
@@ -278,6 +280,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     heldout.add_argument("--learning-rate", type=float, default=1e-3)
     heldout.add_argument(
         "--rollout-backend", default="vllm", choices=["vllm", "transformers"], help="engine"
+    )
+    heldout.add_argument("--recipe", action="store_true", help="train with the code-RL recipe")
+    heldout.add_argument("--ab", action="store_true", help="plain MAGRPO, then with the recipe")
+    heldout.add_argument(
+        "--config", type=Path, help="base MAGRPO config (default: magrpo_he_cpu.yaml)"
+    )
+    heldout.add_argument("--model", help="model.name for both arms (default: the config's)")
+    heldout.add_argument(
+        "--difficulty",
+        help="the recipe arm's difficulty filter on MBPP train: cache or a file from "
+        "`codeeval difficulty` (default: no filter)",
+    )
+    heldout.add_argument(
+        "--bands",
+        help="pass@1 per band of the base model's pass rate on the held-out problems: cache "
+        "or a file from `codeeval difficulty --split test`",
+    )
+    heldout.add_argument(
+        "--updates-per-rollout",
+        type=int,
+        default=4,
+        help="the recipe arm's optimizer updates per rollout buffer (minibatches)",
     )
     args = parser.parse_args(argv)
 
