@@ -3,8 +3,11 @@
 One step collects ``rollout_buffer_size`` joint episodes (one prompt's rollout tree each),
 then trains every agent on its completions in minibatches (one AdamW optimizer per agent).
 Metrics go to ``<output.dir>/metrics.jsonl``: per turn (``turn_k``) the reward, pass rate and
-expected return; the reference KL and its penalty when ``beta > 0``; per agent loss, grad norm
-and advantages; and ``eval`` (every turn, through the same transition: ``eval/turn_k/...``).
+expected return; the reference KL and its penalty when ``beta > 0``; per agent loss, grad norm,
+clip fraction and advantages; ``dynamic`` (the share of zero-gradient groups, dynamic
+sampling's refills: :mod:`trainers.magrpo.collect`); and ``eval`` (every turn, through the same
+transition: ``eval/turn_k/...``). The recipe's options (docs/recipe.md) live in
+:mod:`trainers.magrpo.recipe`, :mod:`trainers.magrpo.collect` and :mod:`trainers.magrpo.update`.
 Checkpoints hold the agents' trained
 parameters, optimizer states, RNG states and the data position, so a resumed run continues
 exactly where it stopped.
