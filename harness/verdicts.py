@@ -73,31 +73,53 @@ def _on_budget(signum: int, frame: Any) -> None:
         raise CheckBudgetExceeded()
 
 
+class Budget:
+    """The armed budget of :func:`check_budget`: ``restart`` gives the next case its own
+    seconds (one ``setitimer`` call), ``pause`` stops the clock between cases."""
+
+    def __init__(self, usable: bool) -> None:
+        self.usable = usable
+
+    def restart(self, seconds: float) -> None:
+        global _budget_armed
+        if self.usable:
+            signal.setitimer(signal.ITIMER_PROF, max(seconds, 1e-3), _REFIRE_S)
+            _budget_armed = True
+
+    def pause(self) -> None:
+        global _budget_armed
+        if not self.usable:
+            return
+        while _budget_armed:  # the signal may fire once more before the flag is down
+            with contextlib.suppress(CheckBudgetExceeded):
+                _budget_armed = False  # first: a signal already on its way now does nothing
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
 @contextlib.contextmanager
-def check_budget(seconds: float) -> Iterator[None]:
+def check_budget(seconds: float) -> Iterator[Budget]:
     """Raise :class:`CheckBudgetExceeded` in the block once it used ``seconds`` of CPU.
 
     A CPU-time timer (``ITIMER_PROF``, ``SIGPROF``): pytest-timeout's ``SIGALRM`` timer is
     left alone. Signals reach Python only in the main thread: elsewhere (a trainer's worker
     thread) the block runs unbounded, and the decoder's bounds alone keep it cheap. The
-    block may also grow the address space by ``CHECK_MEMORY_BYTES`` at most.
+    block may also grow the address space by ``CHECK_MEMORY_BYTES`` at most. Arming costs
+    ~17 us (the memory limit, the handler); the yielded :class:`Budget` restarts the clock
+    for each case of a sample at ~1 us.
     """
-    global _budget_armed
     usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable or _budget_armed or seconds <= 0:
-        yield
+        yield Budget(False)
         return
     previous = signal.signal(signal.SIGPROF, _on_budget)
     memory = _limit_memory(CHECK_MEMORY_BYTES)
-    _budget_armed = True
-    timer = signal.setitimer(signal.ITIMER_PROF, seconds, _REFIRE_S)
+    timer = signal.getitimer(signal.ITIMER_PROF)
+    budget = Budget(True)
+    budget.restart(seconds)
     try:
-        yield
+        yield budget
     finally:
-        while _budget_armed:  # the signal may fire once more before the flag is down
-            with contextlib.suppress(CheckBudgetExceeded):
-                _budget_armed = False  # first: a signal already on its way now does nothing
-        signal.setitimer(signal.ITIMER_PROF, 0)
+        budget.pause()
         signal.signal(signal.SIGPROF, previous)
         if timer[0] > 0:  # someone else's profiling timer, put back
             signal.setitimer(signal.ITIMER_PROF, *timer)
@@ -207,31 +229,61 @@ def judge_sample(
     if execution.infra_error:
         message = f"sandbox failure: {execution.infra_error}"
         return [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
-    outcomes = []
+    outcomes: list[CaseOutcome] = []
     spent_until = _cpu_s() + SAMPLE_BUDGET_S
-    with stable_assert_messages():
-        for case_id, function in functions:
-            report: dict[str, Any] = {}
-            budget = min(CASE_BUDGET_S, spent_until - _cpu_s())
-            try:
-                if budget <= 0:
-                    raise CheckBudgetExceeded()
-                with check_budget(budget):
-                    function(SampleCheck(problem, execution, report))
-            except (KeyboardInterrupt, Exit):
-                raise
-            except CheckBudgetExceeded:
-                status, message = "failed", _over_budget(budget)
-            except BaseException as exc:  # noqa: B036 - a check may raise anything (its verdict)
-                status, message = case_status(exc, report), failure_message(exc)
-            else:
-                status, message = "passed", ""
-            duration = float(report.get("case_duration_s", 0.0))
-            outcomes.append(CaseOutcome(case_id, status, message, duration))
+    running: tuple[str, float] | None = None  # the case on the clock, and its seconds
+    # The budget is armed once per sample and restarted per case (arming per case was a few
+    # percent of a HumanEval sample's whole cost). Should its signal escape a case's own
+    # handling (it repeats while armed), the case running then fails and the rest are not
+    # checked.
+    try:
+        with stable_assert_messages(), check_budget(SAMPLE_BUDGET_S) as budget:
+            for case_id, function in functions:
+                seconds = min(CASE_BUDGET_S, spent_until - _cpu_s())
+                running = (case_id, seconds)
+                outcomes.append(_judge_case(problem, case_id, function, execution, budget, seconds))
+                running = None
+    except CheckBudgetExceeded:
+        pass
+    judged = {o.case_id for o in outcomes}
+    for case_id, _function in functions:
+        if case_id not in judged:
+            seconds = running[1] if running is not None and running[0] == case_id else 0.0
+            outcomes.append(CaseOutcome(case_id, "failed", _over_budget(seconds)))
     return outcomes
 
 
+def _judge_case(
+    problem: Problem,
+    case_id: str,
+    function: Callable[..., Any],
+    execution: SampleExecution,
+    budget: Budget,
+    seconds: float,
+) -> CaseOutcome:
+    report: dict[str, Any] = {}
+    try:
+        if seconds <= 0:
+            raise CheckBudgetExceeded()
+        budget.restart(seconds)
+        function(SampleCheck(problem, execution, report))
+        budget.pause()
+    except (KeyboardInterrupt, Exit):
+        budget.pause()
+        raise
+    except CheckBudgetExceeded:
+        budget.pause()
+        status, message = "failed", _over_budget(seconds)
+    except BaseException as exc:  # noqa: B036 - a check may raise anything (its verdict)
+        budget.pause()
+        status, message = case_status(exc, report), failure_message(exc)
+    else:
+        status, message = "passed", ""
+    return CaseOutcome(case_id, status, message, float(report.get("case_duration_s", 0.0)))
+
+
 def _over_budget(budget: float) -> str:
+    """The message of a case the sample's check budget stopped (``budget`` 0: a later case)."""
     if budget <= 0:
         return f"not checked: the sample's checks already used their {SAMPLE_BUDGET_S:g} s budget"
     return (
