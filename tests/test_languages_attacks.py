@@ -72,6 +72,17 @@ def _corrupted(execution: SampleExecution) -> None:
     assert all(CORRUPTED in (c.message or "") for c in execution.cases.values())
 
 
+def _program_values_only(execution: SampleExecution) -> None:
+    """The values are the program's own (x - y), whatever it wrote after the end marker."""
+    assert execution.infra_error is None, execution.infra_error
+    assert all(c.status == "ok" for c in execution.cases.values()), execution.cases
+    problem = _problem("js")
+    calls = {c.case_id: c.calls[0] for c in problem.cases}
+    for case_id, case in execution.cases.items():
+        x, y = (int(v) for v in calls[case_id].split("(", 1)[1].rstrip(")").split(","))
+        assert case.values == [x - y], (case_id, case.values)
+
+
 # -- 1. forged frames ---------------------------------------------------------------------------
 # JavaScript: the candidate wraps fs.writeSync and sends case 0's frame twice.
 JS_DUPLICATE = """  return x + y;
@@ -85,8 +96,11 @@ codeevalFs.writeSync = function (fd, s, ...rest) {
 };
 """
 
+# After the end marker nothing is read (the run is killed at once): frames written on the way
+# out, with the stolen nonce, change nothing. Each of these answers wrongly (x - y) and then
+# tries to put the right frames after the end.
 # JavaScript: a frame with the stolen nonce after the end marker, from an exit handler.
-JS_TRAILING = """  return x + y;
+JS_TRAILING = """  return x - y;
 }
 const codeevalFs = require('fs');
 const codeevalWrite = codeevalFs.writeSync;
@@ -129,7 +143,7 @@ __attribute__((constructor)) static void codeeval_steal(int argc, char** argv, c
 """
 
 # Java: a shutdown hook writes a line on the channel after the last frame.
-JAVA_TRAILING = """        return x + y;
+JAVA_TRAILING = """        return x - y;
     }
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -142,7 +156,7 @@ JAVA_TRAILING = """        return x + y;
 """
 
 # Rust: an atexit handler (registered before main) writes on the channel after the end.
-RUST_TRAILING = r"""    x + y
+RUST_TRAILING = r"""    x - y
 }
 extern "C" {
     fn atexit(f: extern "C" fn()) -> i32;
@@ -164,8 +178,8 @@ def test_js_a_duplicate_frame_fails_the_whole_sample() -> None:
 
 
 @pytest.mark.slow
-def test_js_a_frame_after_the_end_fails_the_sample() -> None:
-    _corrupted(_run("js", JS_TRAILING))
+def test_js_a_frame_after_the_end_changes_nothing() -> None:
+    _program_values_only(_run("js", JS_TRAILING))
 
 
 @pytest.mark.slow
@@ -174,13 +188,13 @@ def test_cpp_a_replayed_frame_with_a_stolen_nonce_fails_the_sample() -> None:
 
 
 @pytest.mark.slow
-def test_java_a_line_after_the_end_fails_the_sample() -> None:
-    _corrupted(_run("java", JAVA_TRAILING))
+def test_java_a_line_after_the_end_changes_nothing() -> None:
+    _program_values_only(_run("java", JAVA_TRAILING))
 
 
 @pytest.mark.slow
-def test_rust_a_line_after_the_end_fails_the_sample() -> None:
-    _corrupted(_run("rs", RUST_TRAILING))
+def test_rust_a_line_after_the_end_changes_nothing() -> None:
+    _program_values_only(_run("rs", RUST_TRAILING))
 
 
 def test_the_honest_driver_still_passes() -> None:
