@@ -43,6 +43,26 @@ def _limit(kind: int, value: int) -> None:
             resource.setrlimit(kind, (min(value, hard), hard))
 
 
+def limit_and_drop(cfg: dict[str, Any], cpu_s: int) -> None:
+    """No core files, CPU seconds, file size, processes; then the unprivileged user (as root).
+
+    Every process that runs in a sample's sandbox gets these: the child and the judge."""
+    _limit(resource.RLIMIT_CORE, 0)
+    _limit(resource.RLIMIT_CPU, cpu_s)
+    _limit(resource.RLIMIT_FSIZE, int(cfg["max_file_mb"]) * 1024 * 1024)
+    _limit(resource.RLIMIT_NPROC, int(cfg["max_processes"]))
+    if cfg.get("drop_uid"):
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+
+
+def limit_files_and_memory(cfg: dict[str, Any]) -> None:
+    """Open files and address space: set last, once the process opened what it needs."""
+    _limit(resource.RLIMIT_NOFILE, int(cfg["max_open_files"]))
+    _limit(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
+
+
 def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
     """Own session, fds 0-3 only, resource limits, unprivileged user, private folder."""
     os.setsid()
@@ -54,14 +74,7 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
         os.dup2(wfd, RESULT_FD)
     if cfg.get("drop_uid"):
         os.chown(workdir, NOBODY, NOBODY)
-    _limit(resource.RLIMIT_CORE, 0)
-    _limit(resource.RLIMIT_CPU, cpu_s)
-    _limit(resource.RLIMIT_FSIZE, int(cfg["max_file_mb"]) * 1024 * 1024)
-    _limit(resource.RLIMIT_NPROC, int(cfg["max_processes"]))
-    if cfg.get("drop_uid"):
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+    limit_and_drop(cfg, cpu_s)
     os.chdir(workdir)
     null = os.open("/dev/null", os.O_RDONLY)
     # stdout and stderr: memory files the server made before the fork and reads back through
@@ -88,8 +101,7 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
         except OSError:
             pass
     os.closerange(BRIDGE_OUT_FD + 1, 1 << 20)
-    _limit(resource.RLIMIT_NOFILE, int(cfg["max_open_files"]))
-    _limit(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
+    limit_files_and_memory(cfg)
     # sys.stdin/stdout/stderr are the server's own objects on fds 0-2 (set up unbuffered by
     # the server before any fork): they now read /dev/null and write the child's files.
     sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__

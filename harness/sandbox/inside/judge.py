@@ -22,32 +22,24 @@ import builtins
 import ctypes
 import importlib
 import os
-import resource
 import signal
 import sys
 import time
 from typing import Any, NoReturn
 
-# The candidate's own uid and group: the judge shares the work folder (ClassEval's tests and
-# the program write files for each other). Being not dumpable keeps the candidate out of the
-# judge's memory and descriptors (no ptrace, /proc/<pid>/mem, fd/ or pidfd_getfd); a signal it
-# sends can only end the judge, and then no check of the sample passes.
-NOBODY = 65534
 FRAME_FD, TO_CHILD_FD, FROM_CHILD_FD = 3, 4, 5
 _exit = os._exit
 
 
-def _limit(kind: int, value: int) -> None:
-    try:
-        resource.setrlimit(kind, (value, value))
-    except (ValueError, OSError):
-        soft, hard = resource.getrlimit(kind)
-        if hard == resource.RLIM_INFINITY or value <= hard:
-            resource.setrlimit(kind, (min(value, hard), hard))
+def confine(child: Any, cfg: dict[str, Any], workdir: str, cpu_s: int) -> None:
+    """Own session, fds 0-5 only (stdio to /dev/null), the child's limits and uid, the work
+    folder.
 
-
-def confine(cfg: dict[str, Any], workdir: str, cpu_s: int) -> None:
-    """Own session, fds 0-5 only (stdio to /dev/null), limits, its own uid, the work folder."""
+    The candidate's own uid and group: the judge shares the work folder (ClassEval's tests and
+    the program write files for each other). Being not dumpable keeps the candidate out of the
+    judge's memory and descriptors (no ptrace, /proc/<pid>/mem, fd/ or pidfd_getfd); a signal
+    it sends can only end the judge, and then no check of the sample passes.
+    """
     os.setsid()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
@@ -56,14 +48,7 @@ def confine(cfg: dict[str, Any], workdir: str, cpu_s: int) -> None:
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     os.closerange(FROM_CHILD_FD + 1, 1 << 20)
-    _limit(resource.RLIMIT_CORE, 0)
-    _limit(resource.RLIMIT_CPU, cpu_s)
-    _limit(resource.RLIMIT_FSIZE, int(cfg["max_file_mb"]) * 1024 * 1024)
-    _limit(resource.RLIMIT_NPROC, int(cfg["max_processes"]))
-    if cfg.get("drop_uid"):
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+    child.limit_and_drop(cfg, cpu_s)  # the same limits and user as the candidate's child
     try:  # not dumpable: no ptrace and no /proc/<pid>/mem or fd/ for another process
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
     except Exception:  # noqa: BLE001 - the server set it already; forks inherit it
@@ -72,13 +57,13 @@ def confine(cfg: dict[str, Any], workdir: str, cpu_s: int) -> None:
     kernel = cfg.get("_kernel")
     if kernel is not None:  # as the child: writes only in the folder, no IPC, ptrace, keyrings
         kernel.confine(workdir)
-    _limit(resource.RLIMIT_NOFILE, int(cfg["max_open_files"]))
-    _limit(resource.RLIMIT_AS, int(cfg["memory_mb"]) * 1024 * 1024)
+    child.limit_files_and_memory(cfg)
 
 
 def run(
     codec: Any,
     bridge: Any,
+    child: Any,
     request: dict[str, Any],
     first: int,
     nonce: str,
@@ -89,7 +74,7 @@ def run(
     """Judge the sandbox-mode cases ``first..`` of ``request``; never returns."""
     code = 0
     try:
-        confine(cfg, workdir, cpu_s)
+        confine(child, cfg, workdir, cpu_s)
         _judge(codec, bridge, request, first, nonce)
     except bridge.BridgeClosed:
         code = 0  # the child is gone or broke the protocol: the server decides the case

@@ -356,13 +356,21 @@ class Server:
         # The judge shares the work folder, which is the dropped uid's before either starts
         # (the child's own chown would race with the judge's chdir).
         if self.cfg.get("drop_uid"):
-            os.chown(workdir, self.judge.NOBODY, self.judge.NOBODY)
+            os.chown(workdir, self.child.NOBODY, self.child.NOBODY)
         pid = os.fork()
         if pid == 0:
             try:
                 judge.place_in_judge()
                 self.judge.run(
-                    self.codec, self.bridge, req, first, judge.nonce, self.cfg, workdir, cpu_s
+                    self.codec,
+                    self.bridge,
+                    self.child,
+                    req,
+                    first,
+                    judge.nonce,
+                    self.cfg,
+                    workdir,
+                    cpu_s,
                 )
             finally:
                 os._exit(71)
