@@ -269,3 +269,18 @@ def test_judged_checks_in_real_sessions(pytester: pytest.Pytester, humaneval: di
                 assert status == "passed", (task_id, workers)
             else:
                 assert status != "passed", (sample_id, workers)
+
+
+def test_a_check_that_swallows_errors_does_not_pass_when_the_candidate_dies(
+    use_bwrap: bool,
+) -> None:
+    """A benchmark's bare ``except:`` around a call would swallow the bridge's error when the
+    candidate's process ends in the middle of it; the judge then reports nothing at all."""
+    swallowing = "for x in range(3):\n    try:\n        candidate(x)\n    except:\n        pass\n"
+    cases = (CaseRequest("c", "sandbox", statement=swallowing, timeout_s=2.0),)
+    dying = "def f(x):\n    import os\n    os._exit(0)\n"
+    with Sandbox(SandboxSettings(use_bwrap=use_bwrap)) as sandbox:
+        result = sandbox.run(SampleRequest(dying, "f", cases))
+        assert result.cases["c"].status != "ok", result.cases
+        honest = sandbox.run(SampleRequest("def f(x):\n    return x\n", "f", cases))
+        assert honest.cases["c"].status == "ok", honest.cases

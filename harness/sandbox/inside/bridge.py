@@ -265,6 +265,9 @@ class JudgeSide:
     def __init__(self, codec: Any, wfd: int, rfd: int) -> None:
         self.codec = codec
         self.wfd, self.rfd = wfd, rfd
+        # Once the bridge broke, no outcome of the case may be reported: a check that swallows
+        # the error (a bare ``except:``) must not pass because the candidate's process died.
+        self.closed = False
         codec._ENCODERS[id(Remote)] = self._encode_remote
         codec.handle_hook = self._remote
         codec.opaque_hook = self._trusted_object
@@ -315,9 +318,8 @@ class JudgeSide:
                 for index, data in reply.get("w") or ():
                     _update(args[index], codec.decode_value(data))
                 return value
-        except codec.ChannelError as exc:
-            raise BridgeClosed(f"malformed reply from the candidate: {exc}") from None
-        except (TypeError, ValueError, IndexError) as exc:
+        except (codec.ChannelError, TypeError, ValueError, IndexError) as exc:
+            self.closed = True
             raise BridgeClosed(f"malformed reply from the candidate: {exc}") from None
         raise raise_from
 
@@ -328,6 +330,7 @@ class JudgeSide:
         try:
             return self.codec.decode_value(reply.get("v"))
         except self.codec.ChannelError as exc:
+            self.closed = True
             raise BridgeClosed(f"malformed reply from the candidate: {exc}") from None
         finally:
             self.codec.handle_hook = hook
@@ -340,12 +343,18 @@ class JudgeSide:
         try:
             write_message(self.wfd, os.write, body)
         except OSError as exc:
+            self.closed = True
             raise BridgeClosed(f"the candidate's process is gone: {exc}") from None
 
     def _roundtrip(self, message: dict[str, Any]) -> dict[str, Any]:
         self._write(message)
-        reply = read_message(self.rfd)
+        try:
+            reply = read_message(self.rfd)
+        except BridgeClosed:
+            self.closed = True
+            raise
         if reply is None:
+            self.closed = True
             raise BridgeClosed("the candidate's process is gone")
         return reply
 

@@ -141,11 +141,17 @@ def _judge(codec: Any, bridge: Any, request: dict[str, Any], first: int, nonce: 
                 exec(case.get("prelude_code") or compile(case["prelude"], "<check>", "exec"), ns)
             exec(case.get("statement_code") or compile(case["statement"], "<check>", "exec"), ns)
             payload: dict[str, Any] = {"status": "ok"}
+            if side.closed:  # the check swallowed the bridge's error: report nothing
+                raise bridge.BridgeClosed("the bridge broke during the check")
         except bridge.BridgeClosed:
             raise
         except AssertionError as exc:
+            if side.closed:
+                raise bridge.BridgeClosed("the bridge broke during the check") from None
             payload = {"status": "assertion", "exception": _exception(exc)}
         except BaseException as exc:  # noqa: B036 - the check raised (often the candidate did)
+            if side.closed:
+                raise bridge.BridgeClosed("the bridge broke during the check") from None
             payload = {"status": "raised", "exception": _exception(exc)}
         payload["duration_s"] = time.perf_counter() - start
         payload["n"], payload["i"] = nonce, index
