@@ -1,9 +1,16 @@
-"""Where codeeval-rl keeps what it caches between runs."""
+"""Where codeeval-rl keeps what it caches between runs, and where its bundled configs are."""
 
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
+
+
+def bundled(*parts: str) -> Path:
+    """A folder or file of the bundled configs (the ``configs`` package's data): the same
+    files for an editable install, a wheel installed anywhere, and any working folder."""
+    return Path(str(resources.files("configs").joinpath(*parts)))
 
 
 def cache_dir() -> Path:

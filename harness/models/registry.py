@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import yaml
 
+from harness.paths import bundled
+
 PromptStyle = Literal["chat", "completion"]
 PROMPT_STYLES: tuple[str, ...] = ("chat", "completion")
 # auto: vLLM when it can run here, else transformers (with one line saying why).
@@ -39,7 +41,7 @@ VLLM_DEVICES: tuple[str, ...] = ("cpu", "cuda")  # per-device sub-mappings of ``
 
 # The repository's configs folder (the project is installed editable); CODEEVAL_MODEL_CONFIGS
 # points elsewhere, e.g. for an installed wheel or a user's own registry.
-_DEFAULT_DIR = Path(__file__).resolve().parents[2] / "configs" / "models"
+
 _ENV_REF = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
 
 
@@ -67,17 +69,11 @@ class ModelSpec:
 
 
 def registry_dir() -> Path:
-    """The folder holding the model YAML files.
-
-    ``$CODEEVAL_MODEL_CONFIGS``, else the repository's ``configs/models`` (an editable install),
-    else ``configs/models`` under the working directory (a wheel installed by tox, run from the
-    repository root).
-    """
+    """The folder holding the model YAML files: ``$CODEEVAL_MODEL_CONFIGS``, else the bundled
+    ``configs/models`` (package data: the same for the checkout and a wheel anywhere)."""
     if os.environ.get("CODEEVAL_MODEL_CONFIGS"):
         return Path(os.environ["CODEEVAL_MODEL_CONFIGS"])
-    if _DEFAULT_DIR.is_dir():
-        return _DEFAULT_DIR
-    return Path.cwd() / "configs" / "models"
+    return bundled("models")
 
 
 def _expand_env(text: str) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from harness.analyzers import ANALYZERS, DEFAULT_ON
+from harness.paths import bundled
 
 PRESETS: tuple[str, ...] = ("weighted", "binary", "code_levels", "class_levels")
 FEEDBACK_MODES: tuple[str, ...] = (
@@ -41,7 +42,7 @@ FEEDBACK_MODES: tuple[str, ...] = (
     "level_feedback",
     "token_report",
 )
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "rewards"
+CONFIG_DIR = bundled("rewards")  # package data: found wherever the package is installed
 
 # Analyzers each preset reads; a config's ``analyzers`` list adds to these.
 PRESET_ANALYZERS: dict[str, tuple[str, ...]] = {
