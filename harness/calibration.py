@@ -1,6 +1,6 @@
 """Run each reference solution several times, and trust (and cache) only what a healthy run showed.
 
-The per-case time limits come from the reference's own runtime (DESIGN.md, decision 4), and a
+The per-case time limits come from the reference's own runtime, and a
 cache that kept a broken run's timings would poison every later run: zeros from a sandbox that
 could not start gave every case the 1 s floor, and a reference that needs 1.8 s then timed out in
 a healthy sandbox. So a reference is run with several seeds for ``random`` (``SEEDS``), its

@@ -1,6 +1,6 @@
 """Run untrusted, LLM-written code: one forked child per sample of a pre-loaded fork server.
 
-See :mod:`harness.sandbox.api` for the contract and ``docs`` / DESIGN.md (decisions 2-4).
+See :mod:`harness.sandbox.api` for the contract and docs/security.md for what it guarantees.
 """
 
 from harness.sandbox.api import (
