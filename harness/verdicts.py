@@ -96,35 +96,63 @@ class Budget:
         signal.setitimer(signal.ITIMER_PROF, 0)
 
 
-@contextlib.contextmanager
-def check_budget(seconds: float) -> Iterator[Budget]:
+def check_budget(seconds: float) -> _Armed:
     """Raise :class:`CheckBudgetExceeded` in the block once it used ``seconds`` of CPU.
 
     A CPU-time timer (``ITIMER_PROF``, ``SIGPROF``): pytest-timeout's ``SIGALRM`` timer is
     left alone. Signals reach Python only in the main thread: elsewhere (a trainer's worker
     thread) the block runs unbounded, and the decoder's bounds alone keep it cheap. The
     block may also grow the address space by ``CHECK_MEMORY_BYTES`` at most. Arming costs
-    ~17 us (the memory limit, the handler); the yielded :class:`Budget` restarts the clock
-    for each case of a sample at ~1 us.
+    ~17 us (the memory limit, the handler); the :class:`Budget` the block gets restarts the
+    clock for each case of a sample at ~1 us.
     """
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable or _budget_armed or seconds <= 0:
-        yield Budget(False)
-        return
-    previous = signal.signal(signal.SIGPROF, _on_budget)
-    memory = _limit_memory(CHECK_MEMORY_BYTES)
-    timer = signal.getitimer(signal.ITIMER_PROF)
-    budget = Budget(True)
-    budget.restart(seconds)
-    try:
-        yield budget
-    finally:
-        budget.pause()
-        signal.signal(signal.SIGPROF, previous)
-        if timer[0] > 0:  # someone else's profiling timer, put back
-            signal.setitimer(signal.ITIMER_PROF, *timer)
-        if memory is not None:
-            _restore_memory(memory)
+    return _Armed(seconds)
+
+
+class _Armed:
+    """The context of :func:`check_budget`. A class, not a generator: its clean-up must run
+    whole even when the budget's signal (it repeats while armed) lands in the middle of it,
+    or the timer and handler would outlive the block and interrupt whatever runs next."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.budget = Budget(False)
+        self.previous: Any = None
+        self.memory: tuple[int, int] | None = None
+        self.timer: tuple[float, float] = (0.0, 0.0)
+
+    def __enter__(self) -> Budget:
+        main = threading.current_thread() is threading.main_thread()
+        if not (hasattr(signal, "setitimer") and main) or _budget_armed or self.seconds <= 0:
+            return self.budget  # not armed: the block runs unbounded (or inside an outer one)
+        self.previous = signal.signal(signal.SIGPROF, _on_budget)
+        self.memory = _limit_memory(CHECK_MEMORY_BYTES)
+        self.timer = signal.getitimer(signal.ITIMER_PROF)
+        self.budget = Budget(True)
+        self.budget.restart(self.seconds)
+        return self.budget
+
+    def __exit__(self, *exc: object) -> bool:
+        if self.budget.usable:
+            while True:
+                try:
+                    self._disarm()
+                    break
+                except CheckBudgetExceeded:  # landed before the flag went down: again
+                    continue
+        return False
+
+    def _disarm(self) -> None:
+        """Idempotent: the flag first (a signal still on its way then does nothing)."""
+        global _budget_armed
+        _budget_armed = False
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, self.previous)
+        if self.timer[0] > 0:  # someone else's profiling timer, put back
+            signal.setitimer(signal.ITIMER_PROF, *self.timer)
+        if self.memory is not None:
+            _restore_memory(self.memory)
+            self.memory = None
 
 
 def _limit_memory(extra: int) -> tuple[int, int] | None:
