@@ -247,7 +247,7 @@ class _Runner:
                 os.close(fd)
                 fds.remove(fd)
             try:
-                results, _ended = self._collect(run, read_fd, nonce, start)
+                results = self._collect(run, read_fd, nonce, start)
             finally:
                 launch.add_resources(self.resources, run.finish())
                 self.log_tail = _tail(log)
@@ -259,9 +259,8 @@ class _Runner:
 
     def _collect(
         self, run: launch.Run, fd: int, nonce: str, start: int
-    ) -> tuple[dict[str, CaseExecution], bool]:
-        """Read the frames of a run started at case ``start``: the results, and whether the
-        end marker came. The only sequence accepted is the ready frame, one frame per case
+    ) -> dict[str, CaseExecution]:
+        """Read the frames of a run started at case ``start``: the results. The only sequence accepted is the ready frame, one frame per case
         from ``start`` in order, then the end marker; anything else raises :class:`_Corrupted`
         (a crash, an early exit or a timeout only ends the run at that case)."""
         results: dict[str, CaseExecution] = {}
@@ -290,7 +289,7 @@ class _Runner:
                 if index == len(self.cases):
                     if "done" not in frame:
                         raise _Corrupted("a frame after the last case")
-                    return results, True
+                    return results
                 case = self.cases[index]
                 if "done" in frame:
                     raise _Corrupted(f"the end marker before case {index}")
@@ -316,7 +315,7 @@ class _Runner:
                     duration_s=time.monotonic() - last,
                     message=f"timed out after {limit:g} s{what}",
                 )
-                return results, False
+                return results
             readable, _, _ = select.select([fd], [], [], min(wait, 1.0))
             if readable:
                 chunk = os.read(fd, 65536)
@@ -331,7 +330,7 @@ class _Runner:
                     results[case.case_id] = CaseExecution(
                         case.case_id, "crashed", message="result too large"
                     )
-                    return results, False
+                    return results
         if index == len(self.cases):  # every case came, the end marker did not
             raise _Corrupted("the channel ended without the end marker")
         # The program ended (or closed the pipe) before this case's frame.
@@ -348,7 +347,7 @@ class _Runner:
                 duration_s=time.monotonic() - last,
                 message=_exit_message(code),
             )
-        return results, False
+        return results
 
     def _limit(self, index: int) -> float:
         """How long the frame after case ``index - 1`` may take (the end marker: the last

@@ -23,7 +23,6 @@ size bound; anything malformed closes the bridge, which is the candidate's failu
 from __future__ import annotations
 
 import base64
-import builtins
 import collections
 import importlib
 import json
@@ -586,6 +585,3 @@ def plain_value(side: JudgeSide) -> Callable[[Any], Any]:
         return side.plain(value) if isinstance(value, Remote) else value
 
     return plain
-
-
-BUILTIN_NAMES = frozenset(dir(builtins))

@@ -91,15 +91,8 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
         kernel.confine(workdir)
     # The server's channels (and everything else it had open) must be gone before any
     # candidate code runs: only stdio and the result pipe stay.
-    for fd in (BRIDGE_IN_FD, BRIDGE_OUT_FD):
-        # Kept only as the judge's bridge (placed by dup2: inheritable). Otherwise it is the
-        # server's own (its reply channel, made non-inheritable): the candidate could forge
-        # replies to the trusted side on it.
-        try:
-            if not os.get_inheritable(fd):
-                os.close(fd)
-        except OSError:
-            pass
+    # Fds 4 and 5 are the judge's bridge or closed already (run's _place): the server's own
+    # channel to the trusted side never reaches the candidate.
     os.closerange(BRIDGE_OUT_FD + 1, 1 << 20)
     limit_files_and_memory(cfg)
     # sys.stdin/stdout/stderr are the server's own objects on fds 0-2 (set up unbuffered by

@@ -75,7 +75,7 @@ def run(
     code = 0
     try:
         confine(child, cfg, workdir, cpu_s)
-        _judge(codec, bridge, request, first, nonce)
+        _judge(codec, bridge, child, request, first, nonce)
     except bridge.BridgeClosed:
         code = 0  # the child is gone or broke the protocol: the server decides the case
     except BaseException:  # noqa: B036 - the server sees no frame: the case is not passed
@@ -102,7 +102,9 @@ def _exec_each(source: str, code: Any, env: dict[str, Any]) -> None:
             continue
 
 
-def _judge(codec: Any, bridge: Any, request: dict[str, Any], first: int, nonce: str) -> None:
+def _judge(
+    codec: Any, bridge: Any, child: Any, request: dict[str, Any], first: int, nonce: str
+) -> None:
     import random
 
     random.seed(request.get("seed", 0))  # the checks' inputs are the child's would have been
@@ -148,11 +150,11 @@ def _judge(codec: Any, bridge: Any, request: dict[str, Any], first: int, nonce: 
         except AssertionError as exc:
             if side.closed:
                 raise bridge.BridgeClosed("the bridge broke during the check") from None
-            payload = {"status": "assertion", "exception": _exception(exc)}
+            payload = {"status": "assertion", "exception": child._exception(exc)}
         except BaseException as exc:  # noqa: B036 - the check raised (often the candidate did)
             if side.closed:
                 raise bridge.BridgeClosed("the bridge broke during the check") from None
-            payload = {"status": "raised", "exception": _exception(exc)}
+            payload = {"status": "raised", "exception": child._exception(exc)}
         payload["duration_s"] = time.perf_counter() - start
         payload["n"], payload["i"] = nonce, index
         # The frame goes out before the child may move on: once the child has run the rest
@@ -186,8 +188,3 @@ def _bind_program(side: Any, env: dict[str, Any], entry: str) -> None:
                 continue
         else:
             env[name] = value
-
-
-def _exception(exc: BaseException) -> dict[str, str]:
-    text = str(exc)
-    return {"type": type(exc).__name__, "message": text[:2000]}
