@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from harness.plus import expand_plus
-from harness.runtime import shared_sandbox
 from harness.sandbox import SandboxSettings
+from harness.sandbox.shared import shared_sandbox
 from suites import load_suite
 
 

@@ -212,8 +212,9 @@ def reward_path(repeat: int) -> None:
 
     from harness.completions import assemble_program
     from harness.evaluate import evaluate
-    from harness.runtime import build_request, shared_sandbox
+    from harness.runtime import build_request
     from harness.sandbox import SandboxSettings
+    from harness.sandbox.shared import shared_sandbox
     from suites import load_suite
 
     problems = list(load_suite("humaneval"))[:4]

@@ -92,9 +92,9 @@ def evaluate(
         if row_extras is not None:  # only when given: an executor without them still works
             options["row_extras"] = row_extras
         return chosen.evaluate(problems, samples, **options)
-    from harness.runtime import shared_sandbox
     from harness.sandbox import SandboxSettings
     from harness.sandbox.probe import check_sandbox
+    from harness.sandbox.shared import shared_sandbox
     from harness.timeouts import prepare_problems
 
     if not samples:

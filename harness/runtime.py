@@ -8,7 +8,6 @@ cases of that sample (scheduled on the same worker: the plugin groups tests by f
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_p
 from harness.completions import prompt_context
 from harness.records import Problem, problem_from_json
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
+from harness.sandbox.shared import shared_sandbox
 
 DEFAULT_CASE_TIMEOUT_S = 5.0
 READ_AHEAD = 8  # samples queued on the fork server beyond the one being judged
@@ -86,28 +86,6 @@ _case_requests: dict[tuple[str, tuple[Any, ...]], tuple[CaseRequest, ...]] = {}
 
 def sample_budget_s(problem: Problem) -> float:
     return sum(c.timeout_s or DEFAULT_CASE_TIMEOUT_S for c in problem.cases) + 1.0
-
-
-_sandboxes: dict[SandboxSettings, Sandbox] = {}
-_sandbox_lock = threading.Lock()
-
-
-_MAX_SHARED_SANDBOXES = 4
-
-
-def shared_sandbox(settings: SandboxSettings) -> Sandbox:
-    """One sandbox (one fork server) per process and settings, reused by every suite.
-
-    At most a few stay open (the least recently used is closed): a trainer scores batches
-    in many suite folders, and each folder is hidden from its own sandbox. A closed sandbox
-    that is used again simply starts a new server.
-    """
-    with _sandbox_lock:
-        sandbox = _sandboxes.pop(settings, None) or Sandbox(settings)
-        _sandboxes[settings] = sandbox  # most recently used last
-        while len(_sandboxes) > _MAX_SHARED_SANDBOXES:
-            _sandboxes.pop(next(iter(_sandboxes))).close()
-        return sandbox
 
 
 class LoadedSuite:

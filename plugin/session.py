@@ -61,7 +61,7 @@ class EvalSession:
 
     # -- building the suite -------------------------------------------------------------------
     def _build_suite(self) -> dict[str, Any]:
-        from harness.runtime import shared_sandbox
+        from harness.sandbox.shared import shared_sandbox
         from harness.timeouts import prepare_problems
 
         config = self.config

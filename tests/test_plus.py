@@ -27,8 +27,8 @@ from harness.plus.domains import Hints, infer
 from harness.plus.mutation import mutate_inputs
 from harness.plus.strategies import draw
 from harness.records import Problem
-from harness.runtime import shared_sandbox
 from harness.sandbox import SandboxSettings
+from harness.sandbox.shared import shared_sandbox
 from suites.humaneval import problem_from_record
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -193,8 +193,8 @@ def probe():
 
 
 def _probe(settings: SandboxSettings) -> ProbeResult:
-    from harness.runtime import shared_sandbox
     from harness.sandbox.sandbox import Sandbox
+    from harness.sandbox.shared import shared_sandbox
 
     # The probe checks what the child can see, not the caller's limits: numpy's import must
     # not fail for a tight address-space limit.

@@ -151,9 +151,9 @@ def probe_modules(
     with _known_lock:
         todo = [s for s in specs if s not in _known]
     if todo:
-        from harness.runtime import shared_sandbox
         from harness.sandbox import CaseRequest, SampleRequest, SandboxSettings
         from harness.sandbox.probe import check_sandbox
+        from harness.sandbox.shared import shared_sandbox
 
         settings = SandboxSettings()
         check_sandbox(settings)
