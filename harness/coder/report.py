@@ -14,11 +14,11 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+import harness.report.html as h
 from harness.coder.config import EvalConfig
 from harness.coder.evaluation import METRICS_FILE
 from harness.coder.metrics import METRICS
 from harness.coder.pairs import LEVELS, level_dirs
-from harness.report import html as h
 from harness.report.plots import WIDTH, series_colour
 from harness.report.svg import Axis, Chart
 

@@ -33,9 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import harness.plus.cases as plus_cases
 from harness.completions import assemble_program
 from harness.paths import cache_dir
-from harness.plus import cases as plus_cases
 from harness.plus.contracts import Contract, contract
 from harness.plus.domains import Domain, Hints, from_annotation, infer
 from harness.plus.mutants import mutants

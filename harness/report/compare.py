@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import harness.report.html as h
+import harness.report.plots as plots
 from harness import gate
-from harness.report import html as h
-from harness.report import plots
 from harness.report.rundata import RunData
 
 

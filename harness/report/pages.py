@@ -8,10 +8,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import harness.report.html as h
+import harness.report.plots as plots
 from harness import gate
 from harness.history import History
-from harness.report import html as h
-from harness.report import plots
 from harness.report.plus import plus_section
 from harness.report.rundata import RunData, has_pass_at
 from harness.results import breakdown, row_language, suite_language

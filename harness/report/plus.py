@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.report import html as h
+import harness.report.html as h
 from harness.report.rundata import RunData
 
 

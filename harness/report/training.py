@@ -23,9 +23,9 @@ from typing import Any
 
 import yaml
 
+import harness.report.html as h
+import harness.report.plots as plots
 from harness.jsonlines import read_objects
-from harness.report import html as h
-from harness.report import plots
 from harness.report.rundata import RunFileError
 
 METRICS_FILE = "metrics.jsonl"
