@@ -26,9 +26,10 @@ from harness.report import (
     compare_page,
     compare_verdicts,
     load_out_dir,
+    plotarea,
     plots,
     report_page,
-    svg,
+    scales,
     write_report,
 )
 from harness.report.rundata import RunFileError, check_suites, load_run
@@ -341,7 +342,7 @@ def test_status_bar_segments_per_suite() -> None:
     st.booleans(),
 )
 def test_nice_ticks_cover_the_range(lo: float, hi: float, most: int, integer: bool) -> None:
-    ticks = svg.nice_ticks(lo, hi, max_ticks=most, integer=integer)
+    ticks = scales.nice_ticks(lo, hi, max_ticks=most, integer=integer)
     assert 2 <= len(ticks) <= most
     assert all(a < b for a, b in zip(ticks, ticks[1:], strict=False))
     assert ticks[0] <= min(lo, hi) and ticks[-1] >= max(lo, hi)
@@ -351,17 +352,17 @@ def test_nice_ticks_cover_the_range(lo: float, hi: float, most: int, integer: bo
     assert steps == {1.0}  # evenly spaced
     if integer:
         assert all(t == int(t) for t in ticks)
-    labels = [svg.tick_label(t, ticks[1] - ticks[0]) for t in ticks]
+    labels = [scales.tick_label(t, ticks[1] - ticks[0]) for t in ticks]
     assert len(set(labels)) == len(labels)  # no two ticks read the same
 
 
 def test_nice_ticks_examples() -> None:
-    assert svg.nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
-    assert svg.nice_ticks(0, 3, integer=True) == [0, 1, 2, 3]
-    assert svg.nice_ticks(0, 24, integer=True) == [0, 5, 10, 15, 20, 25]
-    assert svg.nice_ticks(-0.5, 3.0) == [-0.5, 0, 0.5, 1, 1.5, 2, 2.5, 3]
-    assert [svg.tick_label(t, 0.25) for t in (0, 0.25, -0.5)] == ["0", "0.25", "-0.50"]
-    assert svg.nice_ticks(2, 2) == [1.8, 1.9, 2.0, 2.1, 2.2]
+    assert scales.nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert scales.nice_ticks(0, 3, integer=True) == [0, 1, 2, 3]
+    assert scales.nice_ticks(0, 24, integer=True) == [0, 5, 10, 15, 20, 25]
+    assert scales.nice_ticks(-0.5, 3.0) == [-0.5, 0, 0.5, 1, 1.5, 2, 2.5, 3]
+    assert [scales.tick_label(t, 0.25) for t in (0, 0.25, -0.5)] == ["0", "0.25", "-0.50"]
+    assert scales.nice_ticks(2, 2) == [1.8, 1.9, 2.0, 2.1, 2.2]
 
 
 @given(
@@ -370,8 +371,8 @@ def test_nice_ticks_examples() -> None:
 )
 def test_time_ticks_are_readable_dates_in_range(start: datetime, seconds: int) -> None:
     lo = start.replace(tzinfo=timezone.utc).timestamp()
-    lo, hi = svg.time_range(lo, lo + seconds)
-    ticks = svg.time_ticks(lo, hi)
+    lo, hi = scales.time_range(lo, lo + seconds)
+    ticks = scales.time_ticks(lo, hi)
     assert 1 <= len(ticks) <= 7
     values = [t for t, _ in ticks]
     assert (
@@ -392,7 +393,7 @@ def test_histogram_counts_match_numpy(values: list[float]) -> None:
 
 @given(st.lists(st.floats(-100, 100, allow_nan=False), min_size=1, max_size=40))
 def test_box_stats_quartiles_and_whiskers(values: list[float]) -> None:
-    b = svg.box_stats(values)
+    b = plotarea.box_stats(values)
     q1, median, q3 = np.percentile(values, [25, 50, 75])
     assert (b.q1, b.median, b.q3) == pytest.approx((q1, median, q3), abs=1e-9)
     assert b.mean == pytest.approx(float(np.mean(values)), abs=1e-9)

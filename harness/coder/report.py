@@ -20,7 +20,8 @@ from harness.coder.evaluation import METRICS_FILE
 from harness.coder.metrics import METRICS
 from harness.coder.pairs import LEVELS, level_dirs
 from harness.report.plots import WIDTH, series_colour
-from harness.report.svg import Axis, Chart
+from harness.report.scales import Axis
+from harness.report.svg import Chart
 
 # level -> metric -> values (empty: the metric was asked for but is unavailable)
 LevelValues = dict[str, dict[str, list[float]]]

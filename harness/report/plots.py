@@ -12,7 +12,10 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 
-from harness.report.svg import TICK_SIZE, Axis, Chart, box_stats, text_width
+from harness.report.markup import TICK_SIZE, text_width
+from harness.report.plotarea import box_stats
+from harness.report.scales import Axis
+from harness.report.svg import Chart
 
 STATUS_COLOURS = {
     "passed": "#2e7d32",
