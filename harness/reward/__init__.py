@@ -23,18 +23,18 @@ Row keys read here, beyond the result format of docs/formats.md:
 """
 
 from harness.reward.config import (
-    FEEDBACK_MODES,
     PRESETS,
     RewardConfig,
     RewardConfigError,
     load_reward_config,
 )
-from harness.reward.feedback import render_feedback
+from harness.reward.feedback import FEEDBACK_MODES, ROW_FEEDBACK_MODES, render_feedback
 from harness.reward.score import reward_fields, score_rows
 
 __all__ = [
     "FEEDBACK_MODES",
     "PRESETS",
+    "ROW_FEEDBACK_MODES",
     "RewardConfig",
     "RewardConfigError",
     "load_reward_config",

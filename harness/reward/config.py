@@ -6,7 +6,8 @@ an ``aggregator`` given by dotted path (``pkg.mod:func``), plus its parameters::
     preset: weighted            # or: aggregator: mypkg.rewards:my_reward
     evaluation: {...}           # weighted only (see configs/rewards/weighted.yaml)
     shift: 0.0                  # added to the sum of the parts
-    feedback: level_feedback    # plain, passed, level_passed, level_feedback, token_report, none
+    feedback: level_feedback    # none, plain, passed, level_passed, level_feedback,
+                                # token_report, group_feedback (ROW_FEEDBACK_MODES)
     sandbox_slice: 1            # failed cases feedback may show: N first, -N last, "all", 0 none
     analyzers: [radon]          # extra analyzers to run (added to the preset's own)
     params: {...}               # free-form, handed to a user aggregator
@@ -32,16 +33,9 @@ import yaml
 
 from harness.analyzers import ANALYZERS, DEFAULT_ON
 from harness.paths import bundled
+from harness.reward.feedback import FEEDBACK_MODES, ROW_FEEDBACK_MODES
 
 PRESETS: tuple[str, ...] = ("weighted", "binary", "code_levels", "class_levels")
-FEEDBACK_MODES: tuple[str, ...] = (
-    "none",
-    "plain",
-    "passed",
-    "level_passed",
-    "level_feedback",
-    "token_report",
-)
 CONFIG_DIR = bundled("rewards")  # package data: found wherever the package is installed
 
 # Analyzers each preset reads; a config's ``analyzers`` list adds to these.
@@ -178,9 +172,11 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
             f"{source}: shift must be a number, got {data['shift']!r}"
         ) from None
     feedback = str(data.get("feedback", "level_feedback"))
-    if feedback not in FEEDBACK_MODES:
+    if feedback not in ROW_FEEDBACK_MODES:
+        why = " (a personal mode is per agent: a trainer's external.mode)"
         raise RewardConfigError(
-            f"{source}: feedback {feedback!r} is not one of {', '.join(FEEDBACK_MODES)}"
+            f"{source}: feedback {feedback!r} is not one of {', '.join(ROW_FEEDBACK_MODES)}"
+            + (why if feedback in FEEDBACK_MODES else "")
         )
     extra = data.get("analyzers") or []
     if not isinstance(extra, list) or any(a not in ANALYZERS for a in extra):

@@ -38,8 +38,22 @@ from harness.analyzers.syntax import check_syntax
 from harness.records import Problem
 
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
+# Every mode render_feedback renders: the one list (reward configs and the trainers read it).
+FEEDBACK_MODES: tuple[str, ...] = (
+    "none",
+    "plain",
+    "passed",
+    "level_passed",
+    "level_feedback",
+    "token_report",
+    "group_feedback",
+    "personal_feedback",
+    "personal_detailed_feedback",
+)
 PERSONAL_MODES = ("personal_feedback", "personal_detailed_feedback")
 TEAM_MODES = ("group_feedback", *PERSONAL_MODES)
+# The modes a reward config can name: one text per row (a personal mode needs the agent).
+ROW_FEEDBACK_MODES: tuple[str, ...] = tuple(m for m in FEEDBACK_MODES if m not in PERSONAL_MODES)
 MAX_COMBINED_CHARS = 1500  # the combined program goes last and is cut: the status stays visible
 
 
@@ -89,9 +103,7 @@ def render_feedback(
     if mode in PERSONAL_MODES:
         detailed = mode == "personal_detailed_feedback"
         return "\n".join(_personal_feedback(facts, row, problem, sandbox_slice, agent, detailed))
-    raise ValueError(f"feedback mode {mode!r}: expected none, plain, passed, level_passed, "
-                     "level_feedback, token_report, group_feedback, personal_feedback or "
-                     "personal_detailed_feedback")  # fmt: skip
+    raise ValueError(f"feedback mode {mode!r}: expected one of {', '.join(FEEDBACK_MODES)}")
 
 
 def _facts(row: Mapping[str, Any], problem: Problem | None) -> dict[str, Any]:

@@ -13,22 +13,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from harness.executors import EXECUTORS
+from harness.reward import FEEDBACK_MODES
 from trainers.common.config import help_field, invalid
 
-ExternalMode = Literal[
-    "none",
-    "plain",
-    "passed",
-    "level_passed",
-    "level_feedback",
-    "token_report",
-    "group_feedback",
-    "personal_feedback",
-    "personal_detailed_feedback",
-    "expert_edits",
-]
+# The harness's feedback modes (harness.reward is their one source) plus expert_edits, which
+# only a trainer can give: level_feedback plus an expert model's edits (trainers.magrpo.expert).
+EXTERNAL_MODES: tuple[str, ...] = (*FEEDBACK_MODES, "expert_edits")
+ExternalMode = Literal[EXTERNAL_MODES]  # type: ignore[valid-type]
 SLICE_RE = re.compile(r"^(all|(first|last):\d+)$")
-EXTERNAL_MODES: tuple[str, ...] = ExternalMode.__args__  # type: ignore[attr-defined]
 # The Hugging Face slice syntax the suites accept: test, test[:50], train[10%:], validation[-5:]
 SPLIT_RE = re.compile(
     r"^(?P<name>[A-Za-z_][\w.\-]*)(\[(?P<start>[+-]?\d*%?)(?P<colon>:)?(?P<stop>[+-]?\d*%?)\])?$"
