@@ -13,6 +13,20 @@ def bundled(*parts: str) -> Path:
     return Path(str(resources.files("configs").joinpath(*parts)))
 
 
+# Where the dependency overlays (harness.deps) live; here, below both the sandbox that mounts
+# them and harness.deps that fetches them.
+DEPS_ROOT_ENV = "CODEEVAL_DEPS_DIR"
+
+
+def deps_root() -> Path:
+    """Where overlays live (``$CODEEVAL_DEPS_DIR``, else the user's cache folder)."""
+    env = os.environ.get(DEPS_ROOT_ENV)
+    if env:
+        return Path(env).expanduser().resolve()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return (Path(cache) / "codeeval" / "deps").resolve()
+
+
 def cache_dir() -> Path:
     """The root cache folder: ``$CODEEVAL_CACHE`` or ``~/.cache/codeeval``.
 

@@ -13,25 +13,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-ROOT_ENV = "CODEEVAL_DEPS_DIR"
+# The root lives in harness.paths (the sandbox, below this package, mounts it); re-exported.
+from harness.paths import DEPS_ROOT_ENV
+from harness.paths import deps_root as deps_root
+
+ROOT_ENV = DEPS_ROOT_ENV
 MARKER = "pins.json"
 SITE = "site"
-
-
-def deps_root() -> Path:
-    """Where overlays live (``$CODEEVAL_DEPS_DIR``, else the user's cache folder)."""
-    env = os.environ.get(ROOT_ENV)
-    if env:
-        return Path(env).expanduser().resolve()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return (Path(cache) / "codeeval" / "deps").resolve()
 
 
 def interpreter_tag() -> str:

@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from harness.deps.overlay import deps_root
+from harness.paths import deps_root
 from harness.sandbox import bwrap
 from harness.sandbox.api import (
     CaseExecution,
