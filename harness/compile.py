@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
+from harness.language_hooks import hooks_for
 from harness.plus.cases import is_plus
 from harness.records import CheckCase, Problem, Sample, to_json
 
@@ -158,10 +159,9 @@ def _render_case(case: CheckCase) -> list[str]:
 def _outer_timeout_s(problem: Problem) -> int:
     """pytest-timeout's limit: the whole sample's budget (its first test runs it) plus slack."""
     budget = sum(c.timeout_s or 5.0 for c in problem.cases) + 60
-    if problem.metadata.get("language") not in (None, "python"):
-        from harness.languages.runner import worst_case_s
-
-        budget = max(budget, worst_case_s(problem) + 60)  # compile, and a restart per case
+    language = hooks_for(problem)
+    if language is not None:  # a compiled language: compile, and a restart per case
+        budget = max(budget, language.worst_case_s(problem) + 60)
     return int(budget)
 
 

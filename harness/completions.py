@@ -8,7 +8,9 @@ Rules, in order:
    ```` ```python3 ```` or a bare ```` ``` ````), the code is one block: the first that defines the
    entry point at top level, else the first python block, else the longest block. A fence that
    is never closed runs to the end of the text (a truncated answer). The kind is ``markdown``.
-   Text without fences is the code as is.
+   Text without fences is the code as is. A translated problem (JavaScript, C++, Java,
+   Rust) reads its markdown by the same rule, with its language's tags, and from here on its
+   language builds the program (:mod:`harness.language_hooks`).
 3. **Whole solution or continuation.** If the code defines the entry point at top level
    (``def``, ``async def``, ``class`` or an assignment to its name), it is a whole solution:
    ``program = program_setup + prompt context + code``, where the prompt context is the prompt's
@@ -29,9 +31,11 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.language_hooks import LanguageHooks, hooks_for
 from harness.records import Problem
 
 CompletionKind = Literal["continuation", "solution", "markdown"]
@@ -122,21 +126,28 @@ def extract_code(text: str, entry_point: str | None = None) -> str:
     blocks = code_blocks(text)
     if not blocks:
         return text
+    return choose_block(blocks, lambda code: defines_name(code, entry_point), PYTHON_TAGS).code
+
+
+def choose_block(
+    blocks: list[CodeBlock], defines_entry: Callable[[str], bool], tags: frozenset[str]
+) -> CodeBlock:
+    """The block that holds the answer: the first that defines the entry point, else the first
+    tagged with the language, else the longest (the same rule for every language)."""
     for block in blocks:
-        if defines_name(block.code, entry_point):
-            return block.code
+        if defines_entry(block.code):
+            return block
     for block in blocks:
-        if block.tag in PYTHON_TAGS:
-            return block.code
-    return max(blocks, key=lambda b: len(b.code)).code
+        if block.tag in tags:
+            return block
+    return max(blocks, key=lambda b: len(b.code))
 
 
 def assemble_program(problem: Problem, completion: str) -> AssembledProgram:
     """The program to run for ``completion`` of ``problem`` (see the module docstring)."""
-    if problem.metadata.get("language") not in (None, "python"):  # JS, C++, Java, Rust
-        from harness.languages.assemble import assemble_native
-
-        return assemble_native(problem, completion)
+    language = hooks_for(problem)
+    if language is not None:  # JavaScript, C++, Java, Rust: the language builds the program
+        return _assemble_translated(language, problem, completion)
     text = normalize_newlines(completion or "")
     has_fences = bool(code_blocks(text))
     code = extract_code(text, problem.entry_point) if has_fences else text
@@ -154,6 +165,23 @@ def assemble_program(problem: Problem, completion: str) -> AssembledProgram:
             code = _LEADING_TABS.sub(lambda m: m.group(0).replace("\t", "    "), code)
         program = setup + prompt + code
     return AssembledProgram(program=program, kind="markdown" if has_fences else kind, code=code)
+
+
+def _assemble_translated(
+    language: LanguageHooks, problem: Problem, completion: str
+) -> AssembledProgram:
+    """Markdown is read as for Python; the language turns the code into its program."""
+    text = normalize_newlines(completion or "")
+    blocks = code_blocks(text)
+    code = text
+    if blocks:
+        entry = problem.entry_point
+        code = choose_block(
+            blocks, lambda c: language.entry_defined(c, entry), language.fence_tags
+        ).code
+    program, whole = language.program(problem, code)
+    kind: CompletionKind = "markdown" if blocks else "solution" if whole else "continuation"
+    return AssembledProgram(program=program, kind=kind, code=code)
 
 
 def prompt_context(prompt: str, entry_point: str | None) -> str:

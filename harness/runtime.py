@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
 from harness.completions import prompt_context
+from harness.language_hooks import LanguageHooks, hooks_for
 from harness.records import Problem, problem_from_json
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox.shared import shared_sandbox
@@ -147,8 +148,9 @@ class LoadedSuite:
         key = (task_id, sample_id)
         if key in self._executions:
             return self._executions[key], False
-        if self.problems[task_id].metadata.get("language") not in (None, "python"):
-            self._executions[key] = self._native(key)
+        language = hooks_for(self.problems[task_id])
+        if language is not None:
+            self._executions[key] = self._native(key, language)
             return self._executions[key], True
         ticket = self._tickets.pop(key, None)
         if ticket is None:
@@ -157,11 +159,9 @@ class LoadedSuite:
         self._executions[key] = execution
         return execution, True
 
-    def _native(self, key: tuple[str, str]) -> SampleExecution:
+    def _native(self, key: tuple[str, str], language: LanguageHooks) -> SampleExecution:
         """A JavaScript, C++, Java or Rust sample: compiled and run by its driver, sandboxed."""
-        from harness.languages.runner import execute
-
-        return execute(
+        return language.execute(
             self.problems[key[0]],
             self.programs[key],
             hide=self.sandbox_settings.hide_paths,

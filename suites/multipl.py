@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from harness.languages.registry import NAMES, get_language
+from harness.languages import NAMES, get_language
 from harness.languages.translate import Translation, translate
 from harness.languages.types import Untranslatable
 from harness.records import Problem

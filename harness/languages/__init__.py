@@ -5,5 +5,24 @@ problem), one module per language (``javascript``, ``cpp``, ``java``, ``rust``: 
 literals, stub, driver, toolchain), ``assemble`` (completion → program), ``launch`` and
 ``spawner`` (the warm sandbox per worker thread that starts every compile and run, and measures
 it), ``sandboxed`` (limits, uids, bubblewrap's view), ``compile_cache`` and ``runner`` (compile,
-run every case, decode the values for the trusted checks).
+run every case, decode the values for the trusted checks), ``rewards`` (what each reward part
+means here), ``hooks`` (what the core calls, and :func:`register`).
+
+Importing this package registers the four languages with the core
+(:mod:`harness.language_hooks`). A new language is a module with a
+:class:`~harness.languages.base.Language` subclass, added to the tuple below.
 """
+
+from harness.languages.cpp import Cpp
+from harness.languages.hooks import register
+from harness.languages.java import Java
+from harness.languages.javascript import JavaScript
+from harness.languages.registry import get_language, language_for, names
+from harness.languages.rust import Rust
+
+for _language in (JavaScript(), Cpp(), Java(), Rust()):
+    register(_language)
+
+NAMES = names()  # the languages registered here, in the order suites list them
+
+__all__ = ["NAMES", "get_language", "language_for", "register"]

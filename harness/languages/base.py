@@ -49,6 +49,7 @@ class Language:
     name = ""  # suite suffix: humaneval-<name>
     title = ""
     fence = ""  # markdown tag of its code blocks
+    fence_tags: frozenset[str] = frozenset()  # every tag that marks its code blocks
     keywords: frozenset[str] = frozenset()
     case_timeout_s = 5.0  # per case, when no reference timing exists
     startup_s = 5.0  # added to the first case of every run (runtime start-up)
@@ -101,6 +102,13 @@ class Language:
     def drop_defined(self, preamble: str, code: str) -> str:
         """``preamble`` without what a whole solution's ``code`` defines itself."""
         return preamble
+
+    def whole_solution(self, code: str, entry_point: str, preamble: str) -> str | None:
+        """The program for ``code`` when it is a whole solution (the stub's ``preamble`` and
+        ``code``); None when it continues the stub."""
+        if self.entry_defined(code, entry_point):
+            return self.drop_defined(preamble, code) + code
+        return None
 
     def check_types(self, signature: Signature) -> None:
         """Raise Untranslatable for types this language cannot express."""

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from harness.languages import sandboxed
+import harness.languages.sandboxed as sandboxed
 from harness.languages.base import Language
 from harness.languages.launch import Folder, WarmSandbox, closed_dirs, empty_resources
 from harness.languages.registry import language_for

@@ -115,6 +115,7 @@ class Cpp(Language):
     name = "cpp"
     title = "C++"
     fence = "cpp"
+    fence_tags = frozenset({"cpp", "c++", "cc", "cxx"})
     keywords = frozenset(_KEYWORDS)
     case_timeout_s = 5.0
     startup_s = 5.0

@@ -133,6 +133,7 @@ class Java(Language):
     name = "java"
     title = "Java"
     fence = "java"
+    fence_tags = frozenset({"java"})
     keywords = frozenset(_KEYWORDS)
     case_timeout_s = 5.0
     startup_s = 10.0
@@ -302,6 +303,18 @@ class Java(Language):
 
     def entry_defined(self, code: str, name: str) -> bool:
         return re.search(r"\bclass\s+Problem\b", code) is not None
+
+    def whole_solution(self, code: str, entry_point: str, preamble: str) -> str | None:
+        """Also a method without its ``class Problem``: wrapped in one."""
+        whole = super().whole_solution(code, entry_point, preamble)
+        if whole is None and _defines_method(code, entry_point):
+            whole = preamble + "class Problem {\n" + code + "\n}\n"
+        return whole
+
+
+def _defines_method(code: str, name: str) -> bool:
+    pattern = rf"\b{re.escape(name)}\s*\([^;{{]*\)\s*(?:throws[^{{]*)?\{{"
+    return re.search(pattern, code) is not None
 
 
 @lru_cache(maxsize=1)

@@ -74,6 +74,7 @@ class JavaScript(Language):
     name = "js"
     title = "JavaScript"
     fence = "javascript"
+    fence_tags = frozenset({"js", "javascript", "node", "nodejs"})
     keywords = frozenset(_KEYWORDS)
     case_timeout_s = 5.0
     startup_s = 5.0

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.languages import sandboxed
+import harness.languages.sandboxed as sandboxed
 
 RUNS = "/tmp/runs"  # inside bubblewrap: the private run folders
 CACHE = "/tmp/cache"  # inside bubblewrap: the compile cache

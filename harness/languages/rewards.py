@@ -17,9 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.languages.registry import language_for, language_of
-from harness.records import Problem
-
 # Analyzers that work on any language (they read the row, not Python source).
 LANGUAGE_NEUTRAL = frozenset({"tests", "efficiency"})
 # The parts each preset builds from Python-only analyzers.
@@ -32,15 +29,10 @@ MISSING_PARTS: dict[str, dict[str, str]] = {
 _COMPILE_FAILURES = ("compile error", "compilation timed out", "the compiler was killed")
 
 
-def is_native(problem: Problem | None) -> bool:
-    return problem is not None and language_of(problem) is not None
-
-
 def native_reports(
-    row: Mapping[str, Any], problem: Problem, reports: Mapping[str, Any]
+    title: str, row: Mapping[str, Any], reports: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The analyzer reports of a translated problem's row."""
-    title = language_for(problem).title
+    """The analyzer reports of a row of a problem translated into the language ``title``."""
     out: dict[str, Any] = {}
     for name, report in reports.items():
         if name == "syntax":
@@ -63,27 +55,17 @@ def compile_report(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"ok": bool(row.get("cases")), "line": None, "col": None, "message": ""}
 
 
-def without_missing(
-    preset: str,
-    problem: Problem,
-    parts: dict[str, float],
-    bounds: tuple[float, float] | None,
-    params: Mapping[str, Any],
-) -> tuple[dict[str, float], tuple[float, float] | None, dict[str, str]]:
-    """The parts without those no analyzer can give for this language, the range lowered by
-    their weights, and ``{part: why it is missing}``."""
-    title = language_for(problem).title
+def missing_parts(title: str, preset: str, parts: Mapping[str, float]) -> dict[str, str]:
+    """``{part: why}`` for the parts of ``preset`` no analyzer gives in the language ``title``
+    (the reward leaves them out, and lowers its range by their weights)."""
     if preset not in MISSING_PARTS:
         if preset in ("binary", "custom"):
-            return parts, bounds, {}
+            return {}
         # Level presets read the structure of Python definitions.
         why = f"the {preset} preset reads Python definitions; there is no {title} analyzer"
-        return {}, None, {part: why for part in parts}
-    missing = {
+        return {part: why for part in parts}
+    return {
         part: f"no {title} analyzer: {why}"
         for part, why in MISSING_PARTS[preset].items()
         if part in parts
     }
-    from harness.reward.missing import leave_out  # here: harness.reward imports this module
-
-    return leave_out(parts, bounds, missing, params)

@@ -30,7 +30,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from harness.languages import compile_cache, launch, sandboxed
+import harness.languages.compile_cache as compile_cache
+import harness.languages.launch as launch
+import harness.languages.sandboxed as sandboxed
 from harness.languages.registry import language_for
 from harness.languages.types import DecodeError, PyType, decode, parse_type
 from harness.records import Problem

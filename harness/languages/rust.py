@@ -74,6 +74,7 @@ class Rust(Language):
     name = "rs"
     title = "Rust"
     fence = "rust"
+    fence_tags = frozenset({"rust", "rs"})
     keywords = frozenset(_KEYWORDS)
     case_timeout_s = 5.0
     startup_s = 5.0

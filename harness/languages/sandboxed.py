@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from harness.languages import view
+import harness.languages.view as view
 from harness.sandbox import bwrap
 
 WORK = "/tmp/w"  # in a build's run command: the run's private folder

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from harness.completions import code_blocks, defines_name
+from harness.language_hooks import LanguageHooks, hooks_for
 from harness.records import Problem
 
 # The stop sequences of the Codex paper for continuing a HumanEval prompt: a new top-level
@@ -98,10 +99,9 @@ def build_prompt(
     instruction: str | None = None,
 ) -> Prompt:
     """The prompt for a problem: the code prompt to continue, or an instruction to a chat model."""
-    if problem.metadata.get("language") not in (None, "python"):  # JS, C++, Java, Rust
-        from harness.languages.prompts import build_native_prompt
-
-        return build_native_prompt(problem, style, stop)
+    language = hooks_for(problem)
+    if language is not None:  # JavaScript, C++, Java, Rust
+        return _translated_prompt(problem, language, style, stop)
     if style == "completion":
         stops = tuple(dict.fromkeys(stop or COMPLETION_STOPS))
         return Prompt(
@@ -121,6 +121,25 @@ def build_prompt(
         stop=stop,
         entry_point=problem.entry_point,
     )
+
+
+def _translated_prompt(
+    problem: Problem, language: LanguageHooks, style: str, stop: tuple[str, ...]
+) -> Prompt:
+    """A translated problem's prompt: its stub, never Python's.
+
+    Completion style continues the stub and stops at the end of the function body (the
+    language's stops; the assembler closes the braces). Chat style asks in the language's own
+    instruction (a model's chat instruction is written for Python). The entry point is not
+    passed on: the early stop at the end of a code block recognises only Python definitions,
+    so for other languages any closed code block ends the answer.
+    """
+    if style == "completion":
+        stops = tuple(dict.fromkeys((*language.completion_stops, *stop)))
+        return Prompt(key=problem.task_id, text=problem.prompt, style=style, stop=stops)
+    content = language.instruction(problem.prompt)
+    messages = ({"role": "user", "content": content},)
+    return Prompt(key=problem.task_id, text=content, messages=messages, style=style, stop=stop)
 
 
 def answer_complete(text: str, entry_point: str | None = None) -> bool:

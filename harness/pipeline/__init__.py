@@ -4,3 +4,5 @@ The plugin's session, :func:`harness.evaluate.evaluate`, the executors and the r
 all call it. Importing it also registers the products built on the core (the compiled
 languages), which the core consults through its registries.
 """
+
+import harness.languages  # noqa: F401  (registers the compiled languages with the core)

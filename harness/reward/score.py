@@ -15,11 +15,11 @@ from typing import Any
 from harness.analyzers import Subject, run_analyzers
 from harness.analyzers.base import program_of
 from harness.analyzers.cache import AnalyzerCache
-from harness.languages.rewards import is_native, native_reports, without_missing
+from harness.language_hooks import hooks_for
 from harness.records import Problem
 from harness.reward.config import RewardConfig, load_reward_config
 from harness.reward.feedback import render_feedback
-from harness.reward.missing import drop_unmeasured
+from harness.reward.missing import drop_unmeasured, leave_out
 from harness.reward.presets import PRESET_FUNCTIONS
 
 UNSCORED_KINDS = ("infra", "data")  # not the model's doing: masked, never 0
@@ -42,9 +42,10 @@ def score_rows(
     scored = []
     for subject, analyzers in zip(subjects, reports, strict=True):
         row = subject.row
-        if is_native(subject.problem):  # JS, C++, Java, Rust: syntax = compiles; no Python tools
+        language = None if subject.problem is None else hooks_for(subject.problem)
+        if language is not None:  # JS, C++, Java, Rust: syntax = compiles; no Python tools
             assert subject.problem is not None
-            analyzers = native_reports(row, subject.problem, analyzers)
+            analyzers = language.reports(row, subject.problem, analyzers)
         row["analyzers"] = analyzers
         row.update(reward_fields(row, subject.problem, analyzers, config))
         row["feedback"] = render_feedback(
@@ -71,12 +72,14 @@ def reward_fields(
         parts, bounds = PRESET_FUNCTIONS[config.preset](row, problem, analyzers, config.params)
     missing: dict[str, str] = {}
     preset = "custom" if config.aggregator is not None else config.preset
-    if is_native(problem):
-        parts, bounds, missing = without_missing(preset, problem, parts, bounds, config.params)
+    language = hooks_for(problem)
+    if language is not None:  # parts no analyzer gives in this language: left out, named
+        missing = language.missing_parts(preset, parts)
+        parts, bounds, missing = leave_out(parts, bounds, missing, config.params)
     # Parts an analyzer could not measure here (efficiency without a yardstick): named, not 0.
     parts, bounds, unmeasured = drop_unmeasured(preset, parts, bounds, analyzers, config.params)
     missing.update(unmeasured)
-    if is_native(problem) and not parts:  # nothing this preset measures exists: masked
+    if language is not None and not parts:  # nothing this preset measures exists: masked
         return {"reward": None, "reward_parts": {}, "reward_range": None, "reward_missing": missing}
     parts = {k: round(float(v), 10) for k, v in parts.items()}
     reward = round(sum(parts.values()) + config.shift, 10)
