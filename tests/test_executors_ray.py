@@ -232,7 +232,7 @@ def test_a_dead_actor_gives_error_rows_for_its_share_and_is_replaced(
 
 @pytest.mark.slow
 def test_trainers_reward_runs_on_ray_when_configured(problems, ray_executor) -> None:
-    from trainers.grpo.reward import HarnessReward
+    from trainers.common.reward import HarnessReward
 
     settings = RewardSettings(preset=PRESET, executor="ray")
     reward = HarnessReward(

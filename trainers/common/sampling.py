@@ -41,7 +41,8 @@ def encode_prompts(tokenizer: Any, prompts: Sequence[str], max_tokens: int) -> l
     return [list(x[-max_tokens:]) for x in ids]
 
 
-def _stop_ids(tokenizer: Any, model: nn.Module) -> set[int]:
+def stop_ids(tokenizer: Any, model: nn.Module) -> set[int]:
+    """The end tokens that finish a completion (the tokenizer's and the model's own)."""
     stops = {tokenizer.eos_token_id}
     eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     stops.update(eos if isinstance(eos, list) else [eos])
@@ -81,7 +82,7 @@ def generate(
         pad_token_id=pad,
         **sampling,
     )
-    stops = _stop_ids(tokenizer, model)
+    stops = stop_ids(tokenizer, model)
     results: list[list[Generation]] = []
     for i, ids in enumerate(prompt_ids):
         group = []

@@ -150,6 +150,10 @@ class DatasetSettings:
         "solved first) instead of shuffling; none: the shuffle setting decides",
     )
 
+    def shuffles(self) -> bool:
+        """Whether training shuffles the problems (a curriculum is an order: kept)."""
+        return self.shuffle and self.curriculum == "none"
+
     def __post_init__(self) -> None:
         for bound in ("min_pass_rate", "max_pass_rate"):
             value = getattr(self, bound)

@@ -19,6 +19,7 @@ from typing import Any
 from harness.history import History
 from harness.jsonlines import read_objects
 from harness.records import Problem
+from trainers.common.reward import harness_failed
 
 
 class DataError(ValueError):
@@ -60,7 +61,7 @@ def from_rows(
         if task not in problems:
             skipped["not_in_training_split"] += 1
             continue
-        if row.get("status") == "error":
+        if harness_failed(row):
             skipped["infrastructure_error"] += 1
             continue
         reward = row.get("reward")

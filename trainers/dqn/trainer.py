@@ -33,17 +33,16 @@ from torch import nn
 from harness.history import History
 from harness.passk import mean_pass_at_k, reportable_ks
 from harness.records import Problem
+from trainers.common import problems as loader
 from trainers.common.checkpoint import save_checkpoint, seed_everything
 from trainers.common.config import to_dict
 from trainers.common.logger import run_logger
 from trainers.common.policy import resolve_device
-from trainers.common.sampling import _stop_ids, encode_prompts, render_prompt
+from trainers.common.reward import HarnessReward, harness_failed, harness_reward
+from trainers.common.sampling import encode_prompts, render_prompt, stop_ids
 from trainers.dqn import core
 from trainers.dqn.config import DQNConfig
 from trainers.dqn.data import DataError, Episode, from_history, from_results
-from trainers.grpo.data import prompt_text
-from trainers.grpo.reward import HarnessReward
-from trainers.magrpo.harness_io import load_split, reward_preset
 
 QFunction = Callable[[torch.Tensor], torch.Tensor]
 
@@ -223,17 +222,15 @@ class DQNTrainer:
         for param in self.model.parameters():
             param.requires_grad_(False)  # the policy is the data's policy: never trained
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self.stops = _stop_ids(tokenizer, model)
+        self.stops = stop_ids(tokenizer, model)
         d = config.dataset
         self.train_problems = list(
             train_problems
             if train_problems is not None
-            else load_split(d.suite, d.train_split, d.data_dir, d.task_ids)
+            else loader.train_problems(d, config.model.name, config.seed)
         )
         self.eval_problems = list(
-            eval_problems
-            if eval_problems is not None
-            else (load_split(d.suite, d.eval_split, d.data_dir) if d.eval_split else [])
+            eval_problems if eval_problems is not None else loader.eval_problems(d)
         )
         if not self.train_problems:
             raise DataError(f"dataset.train_split={d.train_split!r} gave no usable problems")
@@ -246,13 +243,8 @@ class DQNTrainer:
         self.optimizer = torch.optim.AdamW(
             self.q.parameters(), lr=s.learning_rate, weight_decay=s.weight_decay
         )
-        by_id = {p.task_id: p for p in [*self.train_problems, *self.eval_problems]}
-        self.reward = reward or HarnessReward(
-            by_id,
-            preset=reward_preset(config.reward.preset, 1),
-            shift=config.reward.shift,
-            scale=config.reward.scale,
-            evaluate_kwargs=config.reward.evaluate_kwargs(),  # workers, executor
+        self.reward = reward or harness_reward(
+            config.reward, [*self.train_problems, *self.eval_problems], num_agents=1
         )
         self.output = Path(config.output.dir)
         self.logger = run_logger(config, self.output)
@@ -264,7 +256,7 @@ class DQNTrainer:
     # ------------------------------------------------------------ prompts and decoding
 
     def prompt_ids(self, problems: Sequence[Problem]) -> list[list[int]]:
-        rendered = [render_prompt(self.tokenizer, prompt_text(p)) for p in problems]
+        rendered = [render_prompt(self.tokenizer, loader.prompt_text(p)) for p in problems]
         return encode_prompts(self.tokenizer, rendered, self.settings.max_prompt_tokens)
 
     def q_values(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -436,7 +428,7 @@ class DQNTrainer:
         scored = [r for r in rows if r.get("reward") is not None]
         counts: dict[str, list[int]] = {}
         for row in rows:
-            if row.get("status") != "error":
+            if not harness_failed(row):
                 c = counts.setdefault(str(row["task_id"]), [0, 0])
                 c[0] += 1
                 c[1] += 1 if row.get("passed") else 0

@@ -1,4 +1,4 @@
-"""Training prompts from suite problems: the instruction a model sees, and TRL's dataset."""
+"""TRL's training dataset: each problem's prompt (``trainers.common.problems``) as chat messages."""
 
 from __future__ import annotations
 
@@ -6,20 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.records import Problem
-
-INSTRUCTION = (
-    "Complete the following Python code. Answer with the complete code in one ```python block."
-)
-CLASS_INSTRUCTION = (
-    "Implement every method of the following Python class. Answer with the complete class in "
-    "one ```python block."
-)
-
-
-def prompt_text(problem: Problem) -> str:
-    """The user message for ``problem`` (its prompt after an instruction)."""
-    instruction = CLASS_INSTRUCTION if problem.suite == "classeval" else INSTRUCTION
-    return f"{instruction}\n\n{problem.prompt.rstrip()}\n"
+from trainers.common.problems import prompt_text
 
 
 def conversation(problem: Problem, system: str | None = None) -> list[dict[str, str]]:
@@ -27,11 +14,6 @@ def conversation(problem: Problem, system: str | None = None) -> list[dict[str, 
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": prompt_text(problem)})
     return messages
-
-
-def usable(problems: Sequence[Problem]) -> list[Problem]:
-    """Problems that can give a learning signal: no data defects, at least one case."""
-    return [p for p in problems if not p.defects and p.cases]
 
 
 def make_dataset(problems: Sequence[Problem], system: str | None = None) -> Any:

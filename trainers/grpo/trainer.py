@@ -20,35 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.difficulty import training_problems
 from harness.records import Problem
 from trainers.common.config import ConfigError, to_dict
 from trainers.common.logger import MetricsLogger
+from trainers.common.problems import eval_problems, train_problems
+from trainers.common.reward import HarnessReward, harness_reward
 from trainers.grpo.config import GRPORunConfig
-from trainers.grpo.data import make_dataset, usable
-from trainers.grpo.reward import HarnessReward
+from trainers.grpo.data import make_dataset
 
 RewardFn = Callable[..., list[float | None]]
 
 
 def load_problems(config: GRPORunConfig) -> tuple[list[Problem], list[Problem]]:
-    """Training and evaluation problems from the suite registry (defective ones left out)."""
-    from suites.registry import load_suite
-
+    """Training and evaluation problems (the shared loader: ``trainers.common.problems``)."""
     ds = config.dataset
-    train = usable(load_suite(ds.suite, ds.train_split, ds.data_dir))
-    if ds.task_ids:
-        wanted = set(ds.task_ids)
-        train = [p for p in train if p.task_id in wanted]
-    if not train:
-        raise ValueError(
-            f"dataset: no usable problems in {ds.suite} {ds.train_split!r} "
-            "(all filtered out or defective); widen dataset.train_split"
-        )
-    # the difficulty band and curriculum (unchanged without dataset.difficulty)
-    train = training_problems(train, ds, config.model.name, config.seed)
-    evals = usable(load_suite(ds.suite, ds.eval_split, ds.data_dir)) if ds.eval_split else []
-    return train, evals
+    return train_problems(ds, config.model.name, config.seed), eval_problems(ds)
 
 
 def to_trl_args(config: GRPORunConfig) -> Any:
@@ -87,7 +73,7 @@ def to_trl_args(config: GRPORunConfig) -> Any:
         scale_rewards=g.scale_rewards,
         use_vllm=g.use_vllm,
         # a curriculum is an order: TRL must not shuffle it away
-        shuffle_dataset=config.dataset.shuffle and config.dataset.curriculum == "none",
+        shuffle_dataset=config.dataset.shuffles(),
         remove_unused_columns=False,  # the reward needs the task_id column
         logging_steps=1,
         save_strategy="steps" if out.save_interval > 0 else "no",
@@ -156,13 +142,7 @@ def build_trainer(
     args = to_trl_args(config)
     check_enough_prompts(len(train), args.generation_batch_size // args.num_generations)
     if reward_fn is None:
-        reward_fn = HarnessReward(
-            {p.task_id: p for p in [*train, *evals]},
-            preset=config.reward.preset,
-            shift=config.reward.shift,
-            scale=config.reward.scale,
-            evaluate_kwargs=config.reward.evaluate_kwargs(),  # workers, executor (local/ray)
-        )
+        reward_fn = harness_reward(config.reward, [*train, *evals])
     if policy is None:
         # Seeded first: the adapter's random init is then the same on every run and every rank
         # (TRL seeds only once the model exists; DDP would hide the difference across ranks).

@@ -1,5 +1,5 @@
-"""Where MAGRPO meets the harness: problems from the suites, rewards and feedback from the
-evaluator, and pass@k for evaluation."""
+"""Where MAGRPO meets the harness: rewards and feedback from the evaluator, and pass@k for
+evaluation (problems come from the shared loader, ``trainers.common.problems``)."""
 
 from __future__ import annotations
 
@@ -8,27 +8,11 @@ from typing import Any
 
 from harness.passk import mean_pass_at_k, reportable_ks
 from harness.records import Problem, Sample
+from trainers.common.problems import load_split as load_split  # kept for older imports
+from trainers.common.reward import harness_failed, reward_preset
 from trainers.common.sections import ExternalSettings, OutputSettings, RewardSettings
 from trainers.magrpo.returns import tree_returns
 from trainers.magrpo.rollout import Episode, FeedbackFn, Node, Scorer
-
-
-def load_split(
-    suite: str, split: str, data_dir: str | None, task_ids: Sequence[str] = ()
-) -> list[Problem]:
-    """Problems of ``suite``/``split`` (sliced by the suite), optionally only ``task_ids``."""
-    from suites import load_suite
-
-    problems = list(load_suite(suite, split, data_dir))
-    if task_ids:
-        wanted = set(task_ids)
-        problems = [p for p in problems if p.task_id in wanted]
-    return [p for p in problems if not p.defects]  # data defects would only teach noise
-
-
-def reward_preset(preset: str, num_agents: int) -> str:
-    """``code_levels`` without a helper agent is the preset's single-agent form."""
-    return "code_levels_single" if preset == "code_levels" and num_agents == 1 else preset
 
 
 def harness_scorer(reward: RewardSettings, output: OutputSettings, num_agents: int = 2) -> Scorer:
@@ -129,7 +113,7 @@ def eval_metrics(
         for turn, states in turn_states(episode, num_turns).items():
             acc = per_turn[turn]
             rows = [n.row for n, _ in states if n.row is not None]
-            rows = [r for r in rows if r.get("status") != "error"]
+            rows = [r for r in rows if not harness_failed(r)]
             if rows:
                 acc["counts"].append((len(rows), sum(1 for r in rows if r.get("passed"))))
             for node, carried in states:

@@ -15,8 +15,9 @@ from typing import Any
 
 from harness.records import Problem, Sample
 from trainers.common.policy import AgentPolicy
+from trainers.common.reward import masked_reward
 from trainers.common.rollout_engine import RolloutEngine, TransformersRollouts
-from trainers.common.sampling import encode_prompts, render_prompt
+from trainers.common.sampling import encode_prompts, render_prompt, stop_ids
 from trainers.magrpo.joint import JointAction, joint_actions
 from trainers.magrpo.recipe import is_truncated
 from trainers.magrpo.returns import should_expand
@@ -121,22 +122,9 @@ def _sample_agent(
     )
 
 
-def stop_ids(agent: AgentPolicy) -> set[int]:
-    """The end tokens that finish a completion (the tokenizer's and the model's own)."""
-    stops = {agent.tokenizer.eos_token_id}
-    eos = getattr(getattr(agent.model, "generation_config", None), "eos_token_id", None)
-    stops.update(eos if isinstance(eos, list) else [eos])
-    stops.discard(None)
-    return stops  # type: ignore[return-value]
-
-
 def reward_of(row: dict[str, Any] | None, settings: RolloutSettings) -> float | None:
     """The trainer's reward from a harness row; ``None`` (masked) for infrastructure errors."""
-    if row is None or row.get("reward") is None:
-        return None
-    if row.get("status") == "error" and row.get("error_kind") == "infra":
-        return None
-    return settings.reward_scale * (float(row["reward"]) + settings.reward_shift)
+    return masked_reward(row, settings.reward_shift, settings.reward_scale)
 
 
 def rollout(
@@ -161,7 +149,7 @@ def rollout(
         for a, agent in enumerate(agents):
             prompts = [roles.prompt(b.episode.problem, a, b.histories[a]) for b in branches]
             per_agent.append((prompts, _sample_agent(agent, prompts, settings, n, engine)))
-        stops = [stop_ids(agent) for agent in agents]
+        stops = [stop_ids(agent.tokenizer, agent.model) for agent in agents]
         new_nodes: list[tuple[_Branch, Node, int]] = []
         for i, branch in enumerate(branches):
             ep = branch.episode

@@ -32,7 +32,6 @@ from typing import Any
 import torch
 import yaml
 
-from harness.difficulty import training_problems
 from harness.records import Problem
 from trainers.common import distributed as dist
 from trainers.common.checkpoint import (
@@ -46,11 +45,12 @@ from trainers.common.checkpoint import (
 from trainers.common.config import to_dict
 from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
+from trainers.common.problems import eval_problems, train_problems
 from trainers.common.rollout_engine import close_engine, make_rollout_engine
 from trainers.common.sampling import token_logprobs
 from trainers.magrpo.collect import collect, episode_targets_for, refill_order
 from trainers.magrpo.config import MAGRPOConfig
-from trainers.magrpo.harness_io import eval_metrics, harness_feedback, harness_scorer, load_split
+from trainers.magrpo.harness_io import eval_metrics, harness_feedback, harness_scorer
 from trainers.magrpo.loss import sequence_kl
 from trainers.magrpo.returns import tree_returns
 from trainers.magrpo.roles import Roles
@@ -134,20 +134,12 @@ class MAGRPOTrainer:
         )
 
     def _load_train(self) -> list[Problem]:
-        ds = self.config.dataset
-        problems = load_split(ds.suite, ds.train_split, ds.data_dir, ds.task_ids)
-        if not problems:
-            raise ValueError(f"dataset.train_split={ds.train_split}: no problems")
-        # the difficulty band and curriculum (unchanged without dataset.difficulty)
-        problems = training_problems(problems, ds, self.config.model.name, self.config.seed)
-        return problems  # every rank knows them all; batches() deals each its share
+        # every rank knows them all; batches() deals each its share
+        return train_problems(self.config.dataset, self.config.model.name, self.config.seed)
 
     def _eval_set(self) -> list[Problem]:
         if self.eval_problems is None:
-            ds = self.config.dataset
-            self.eval_problems = (
-                load_split(ds.suite, ds.eval_split, ds.data_dir) if ds.eval_split else []
-            )
+            self.eval_problems = eval_problems(self.config.dataset)
         limit = self.settings.eval_max_problems
         return self.eval_problems[:limit] if limit else self.eval_problems
 
@@ -179,8 +171,7 @@ class MAGRPOTrainer:
 
     def _order(self, epoch: int) -> list[int]:
         order = list(range(len(self.train_problems)))
-        ds = self.config.dataset
-        if ds.shuffle and not (ds.difficulty and ds.curriculum != "none"):  # curriculum: kept
+        if self.config.dataset.shuffles():  # a curriculum's order is kept
             random.Random(self.config.seed * 1000003 + epoch).shuffle(order)
         return order
 

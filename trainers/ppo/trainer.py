@@ -40,10 +40,10 @@ from trainers.common import distributed as dist
 from trainers.common.config import to_dict
 from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
+from trainers.common.problems import prompt_text, train_problems
+from trainers.common.reward import harness_reward, kept_indices
 from trainers.common.rollout_engine import close_engine, make_rollout_engine
 from trainers.common.sampling import encode_prompts, render_prompt
-from trainers.grpo.data import prompt_text, usable
-from trainers.grpo.reward import HarnessReward
 from trainers.ppo import core
 from trainers.ppo.config import PPORunConfig
 
@@ -169,12 +169,7 @@ class PPOTrainer:
         ckpt.seed_everything(config.seed)
         self.place = dist.init_distributed()  # one process without launcher variables: no-op
         if problems is None:
-            from suites.registry import load_suite
-
-            ds = config.dataset
-            problems = usable(load_suite(ds.suite, ds.train_split, ds.data_dir))
-            if ds.task_ids:
-                problems = [q for q in problems if q.task_id in set(ds.task_ids)]
+            problems = train_problems(config.dataset, config.model.name, config.seed)
         if not problems:
             raise ValueError("dataset: no usable training problems; widen dataset.train_split")
         self.problems = list(problems)
@@ -226,13 +221,7 @@ class PPOTrainer:
     # ------------------------------------------------------------ data and reward
 
     def _harness_joint_reward(self) -> JointReward:
-        reward = HarnessReward(
-            self.by_id,
-            preset=self.config.reward.preset,
-            shift=self.config.reward.shift,
-            scale=self.config.reward.scale,
-            evaluate_kwargs=self.config.reward.evaluate_kwargs(),  # workers, executor
-        )
+        reward = harness_reward(self.config.reward, self.problems)
 
         def joint(task_ids: Sequence[str], texts: Sequence[Sequence[str]]) -> list[float | None]:
             merged = ["\n\n".join(parts) for parts in zip(*texts, strict=True)]
@@ -248,7 +237,7 @@ class PPOTrainer:
         for j in range(step * k + self.place.rank, step * k + k, self.place.world_size):
             epoch, index = divmod(j, n)
             order = list(range(n))
-            if self.config.dataset.shuffle:
+            if self.config.dataset.shuffles():
                 random.Random(self.config.seed * 1000 + epoch).shuffle(order)
             chosen.append(self.problems[order[index]])
         return chosen
@@ -442,7 +431,7 @@ class PPOTrainer:
         rollout_s = time.perf_counter() - started
         task_ids = [q.task_id for q in problems for _ in range(self.config.ppo.samples_per_prompt)]
         raw = self.joint_reward(task_ids, [texts for _, texts in per_agent])
-        keep = [i for i, r in enumerate(raw) if r is not None]  # infrastructure errors: masked
+        keep = kept_indices(raw)  # infrastructure errors: masked
         metrics: dict[str, Any] = {
             "reward": sum(raw[i] for i in keep) / len(keep) if keep else None,  # type: ignore[misc]
             "infra_errors": len(raw) - len(keep),
