@@ -44,6 +44,7 @@ import harness.languages.sandboxed as sandboxed
 RUNS = "/tmp/runs"  # inside bubblewrap: the private run folders
 CACHE = "/tmp/cache"  # inside bubblewrap: the compile cache
 SPAWNER = "/tmp/.spawner.py"
+CONFINE = "/tmp/.confine.py"  # the spawner's child confinement (harness.languages.confine)
 SECCOMP = "/tmp/.seccomp.py"
 # The Python sandbox's seccomp module (stdlib only): the spawner loads it by path when it is
 # there, and keeps a keyring filter of its own otherwise.
@@ -100,6 +101,7 @@ class WarmSandbox:
         self.pid = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         spawner = str(Path(__file__).with_name("spawner.py"))
+        confine = str(Path(__file__).with_name("confine.py"))
         shared = SHARED_SECCOMP.is_file()
         if use_bwrap:
             python = (
@@ -110,13 +112,15 @@ class WarmSandbox:
                 "--bind", self.runs, RUNS,
                 "--bind", self.cache, CACHE,
                 "--ro-bind", spawner, SPAWNER,
+                "--ro-bind", confine, CONFINE,
                 *(("--ro-bind", str(SHARED_SECCOMP), SECCOMP) if shared else ()),
                 "--chdir", "/tmp", "--",
-                python, "-I", "-S", SPAWNER, str(theirs.fileno()),
+                python, "-I", "-S", SPAWNER, str(theirs.fileno()), "--confine", CONFINE,
                 *(("--seccomp", SECCOMP) if shared else ()),
             ]  # fmt: skip
         else:
             argv = [sys.executable, "-I", "-S", spawner, str(theirs.fileno()), "--subreaper"]
+            argv += ["--confine", confine]
             argv += ["--seccomp", str(SHARED_SECCOMP)] if shared else []
         self.errors = tempfile.TemporaryFile()
         try:

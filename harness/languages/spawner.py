@@ -9,9 +9,9 @@ to the trusted side (:mod:`harness.languages.launch`): one JSON message per requ
   0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): a child (forked beforehand,
   while nothing ran) takes its own session, those fds only, the resource limits, the uid (no
   groups, no capabilities, ``no_new_privs``, a seccomp filter: the Python sandbox's, given as
-  ``--seccomp PATH``, else one refusing the keyring calls) and
-  execs ``argv``. Answers ``{"ok": true}`` or ``{"error": why}`` once the exec happened or
-  failed: a failure before the exec comes back on a close-on-exec pipe (the program never
+  ``--seccomp PATH``, else one refusing the keyring calls; :mod:`harness.languages.confine`,
+  loaded by path from ``--confine PATH`` or beside this file) and execs ``argv``. Answers
+  ``{"ok": true}`` or ``{"error": why}`` once the exec happened or failed: a failure before the exec comes back on a close-on-exec pipe (the program never
   holds it), never on the program's stdout or stderr, which are the program's to write.
 * ``{"op": "wait", "timeout"}``: ``{"status": wait status}`` once the program ended, or
   ``{"status": null}`` when it still runs after ``timeout`` seconds.
@@ -31,15 +31,12 @@ process's reaped-children counters (``/proc/self/io`` minus its own thread's).
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import json
 import os
-import platform
 import resource
 import select
 import signal
 import socket
-import struct
 import sys
 import time
 from typing import Any
@@ -54,142 +51,23 @@ LIMITS = {
     "core": resource.RLIMIT_CORE,
     "msgqueue": resource.RLIMIT_MSGQUEUE,
 }
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
-MAX_FD = max(1 << 16, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 20))
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
 _LIBC = ctypes.CDLL(None, use_errno=True)
+_prctl = _LIBC.prctl  # looked up once, not in every child
+# The child's confinement (harness.languages.confine), loaded by path in main() before any fork.
+confine: Any = None
 
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-
-class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                ("inheritable", ctypes.c_uint32)]  # fmt: skip
-
-
-_NO_CAPS = (_CapHeader(0x20080522, 0), (_CapData * 2)())  # _LINUX_CAPABILITY_VERSION_3, all 0
-_capset, _prctl = _LIBC.capset, _LIBC.prctl  # looked up once, not in every child
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.c_void_p)]
-
-
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-# The kernel's keyrings are not namespaced, and a uid's user keyring outlives its processes:
-# a run could leave a key for a later run of a reused uid (or add to an inherited session
-# keyring). No compiler or program here uses them, so the calls fail with EPERM.
-_ARCHES = {  # machine: (AUDIT_ARCH_*, add_key, request_key, keyctl)
-    "x86_64": (0xC000003E, 248, 249, 250),
-    "aarch64": (0xC00000B7, 217, 218, 219),
-}
-
-
-def _seccomp_program() -> tuple[_SockFprog, Any] | None:
-    """A BPF filter refusing the keyring calls (and every call of another ABI, i386 or x32,
-    whose numbers differ), with the buffer it points to; None on an unknown machine."""
-    arch = _ARCHES.get(platform.machine())
-    if arch is None:
-        return None
-    audit, *denied = arch
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, RET|K
-    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
-    n = len(denied)
-    code = [(ld, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, deny), (ld, 0, 0, 0)]
-    code.append((jge, n + 1, 0, 0x40000000))  # x32 calls: to the final deny
-    code += [(jeq, n - i, 0, nr) for i, nr in enumerate(denied)]
-    code += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
-    raw = b"".join(struct.pack("=HBBI", *insn) for insn in code)  # struct sock_filter
-    buffer = ctypes.create_string_buffer(raw, len(raw))
-    return _SockFprog(len(code), ctypes.addressof(buffer)), buffer
-
-
-_SECCOMP = _seccomp_program()  # built once, before any fork
-_shared_filter: Any = None  # the Python sandbox's filter, when its module could be loaded
-
-
-def _use_shared_filter(path: str) -> None:
-    """Use the Python sandbox's seccomp module (stdlib only, loaded by path: the repository is
-    not in this view). Its filter refuses more than the keyrings: System V IPC, message
-    queues, ptrace, io_uring, namespaces. Where it cannot be loaded, the keyring filter above
-    stays."""
-    global _shared_filter
+def _load_confine(path: str) -> Any:
+    """The confinement module at ``path`` (stdlib only; the repository is not in this view)."""
     import importlib.util
 
-    try:
-        spec = importlib.util.spec_from_file_location("codeeval_seccomp", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        bpf = module.build_filter()
-        if bpf:
-            _shared_filter = module.Filter(bpf)
-    except Exception:  # noqa: BLE001 - another version of that module: ours is enough
-        _shared_filter = None
-
-
-def _install_filter() -> None:
-    if _shared_filter is not None:
-        _shared_filter.install()
-    elif _SECCOMP is not None:
-        if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "seccomp")
-
-
-def _child(
-    req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[int, int]]], status: int
-) -> None:
-    """After fork: confine this process and exec the program (never returns). Everything is
-    prepared before the fork: each object the child touches costs it a copied page.
-
-    ``status`` is the write end of a close-on-exec pipe: a failure before the exec is written
-    there (exec closes it: the program never holds it), never on the program's own output,
-    which is the program's to write."""
-    argv, env, cwd, uid = req["argv"], req["env"], req["cwd"], req.get("uid")
-    try:
-        os.setsid()
-        if status < len(fds):  # out of the way of the targets 0, 1, 2, ...
-            status = fcntl.fcntl(status, fcntl.F_DUPFD_CLOEXEC, len(fds))
-        if any(fd < len(fds) for fd in fds):
-            fds = [os.dup(fd) for fd in fds]
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        os.closerange(len(fds), status)
-        os.closerange(status + 1, MAX_FD)
-        for kind, value in limits:
-            resource.setrlimit(kind, value)
-        _oom_first()
-        if uid is not None:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-        if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        # Empty effective, permitted and inheritable sets (setpriv's --inh-caps=-all).
-        if _capset(ctypes.byref(_NO_CAPS[0]), _NO_CAPS[1]) != 0:
-            raise OSError(ctypes.get_errno(), "capset")
-        _install_filter()
-        os.chdir(cwd)
-        os.execve(argv[0], argv, env)
-    except BaseException as exc:  # noqa: BLE001 - reported on the status pipe
-        try:
-            os.write(status, f"cannot start {argv[0]}: {exc}".encode()[:4000])
-        finally:
-            os._exit(127)
-
-
-def _oom_first() -> None:
-    """The program is the kernel's first choice when memory runs out, never the spawner or
-    the harness: a memory bomb must fail as the sample, not as the sandbox."""
-    try:
-        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-        try:
-            os.write(fd, b"1000")
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    spec = importlib.util.spec_from_file_location("codeeval_confine", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _zygote(sock: socket.socket, host_fd: int, status: int) -> None:
@@ -200,7 +78,8 @@ def _zygote(sock: socket.socket, host_fd: int, status: int) -> None:
         data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
         if data:
             req, limits = json.loads(data)
-            _child(req, fds, [(kind, (soft, hard)) for kind, (soft, hard) in limits], status)
+            limits = [(kind, (soft, hard)) for kind, (soft, hard) in limits]
+            confine.child(req, fds, limits, status)
     finally:
         os._exit(127)
 
@@ -282,7 +161,7 @@ class Spawner:
             status_r, status_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _child(req, fds, limits, status_w)
+                confine.child(req, fds, limits, status_w)
             os.close(status_w)
             started = (pid, status_r)
         pid, status_r = started
@@ -482,6 +361,10 @@ def serve(sock: socket.socket, pid1: bool) -> None:
             spawner.prepare()  # after the answer: the trusted side goes on meanwhile
 
 
+def _option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
 def main(argv: list[str]) -> int:
     pid1 = os.getpid() == 1
     if not pid1 and "--subreaper" not in argv:
@@ -490,17 +373,20 @@ def main(argv: list[str]) -> int:
             "spawner: must run as PID 1 of its own PID namespace, or --subreaper", file=sys.stderr
         )
         return 2
-    if not pid1 and _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+    if not pid1 and _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         print("spawner: cannot become a child subreaper", file=sys.stderr)
         return 2
     # A same-uid program (a harness not run as root) must not ptrace or read this process.
-    _LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     # Python ignores these; a program gets them as a fresh process has them (once here rather
     # than in every child: handled signals are reset by exec, ignored ones are not).
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
         signal.signal(sig, signal.SIG_DFL)
+    global confine
+    here = os.path.dirname(os.path.abspath(__file__))
+    confine = _load_confine(_option(argv, "--confine") or os.path.join(here, "confine.py"))
     if "--seccomp" in argv:
-        _use_shared_filter(argv[argv.index("--seccomp") + 1])
+        confine.use_shared_filter(_option(argv, "--seccomp"))
     serve(socket.socket(fileno=int(argv[1])), pid1)
     return 0
 

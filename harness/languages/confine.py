@@ -1,0 +1,157 @@
+"""What the spawner's child does between fork and exec: it takes the program's fds, its
+resource limits and uid, gives up every privilege and installs a seccomp filter.
+
+Stdlib only, and it imports nothing from the project: :mod:`harness.languages.spawner` loads
+this file by path (``--confine PATH``: the repository is hidden inside the sandbox) before it
+forks anything. The child drops its groups and takes the run's uid, sets ``no_new_privs``,
+empties its capability sets, and installs the Python sandbox's seccomp filter (given as
+``--seccomp PATH``, :func:`use_shared_filter`) or else this module's, which refuses the
+keyring calls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import platform
+import resource
+import struct
+from typing import Any
+
+PR_SET_NO_NEW_PRIVS = 38
+MAX_FD = max(1 << 16, min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 1 << 20))
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]  # fmt: skip
+
+
+_NO_CAPS = (_CapHeader(0x20080522, 0), (_CapData * 2)())  # _LINUX_CAPABILITY_VERSION_3, all 0
+_capset, _prctl = _LIBC.capset, _LIBC.prctl  # looked up once, not in every child
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.c_void_p)]
+
+
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+# The kernel's keyrings are not namespaced, and a uid's user keyring outlives its processes:
+# a run could leave a key for a later run of a reused uid (or add to an inherited session
+# keyring). No compiler or program here uses them, so the calls fail with EPERM.
+_ARCHES = {  # machine: (AUDIT_ARCH_*, add_key, request_key, keyctl)
+    "x86_64": (0xC000003E, 248, 249, 250),
+    "aarch64": (0xC00000B7, 217, 218, 219),
+}
+
+
+def _seccomp_program() -> tuple[_SockFprog, Any] | None:
+    """A BPF filter refusing the keyring calls (and every call of another ABI, i386 or x32,
+    whose numbers differ), with the buffer it points to; None on an unknown machine."""
+    arch = _ARCHES.get(platform.machine())
+    if arch is None:
+        return None
+    audit, *denied = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JGE|K, RET|K
+    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    n = len(denied)
+    code = [(ld, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, deny), (ld, 0, 0, 0)]
+    code.append((jge, n + 1, 0, 0x40000000))  # x32 calls: to the final deny
+    code += [(jeq, n - i, 0, nr) for i, nr in enumerate(denied)]
+    code += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
+    raw = b"".join(struct.pack("=HBBI", *insn) for insn in code)  # struct sock_filter
+    buffer = ctypes.create_string_buffer(raw, len(raw))
+    return _SockFprog(len(code), ctypes.addressof(buffer)), buffer
+
+
+_SECCOMP = _seccomp_program()  # built once, before any fork
+_shared_filter: Any = None  # the Python sandbox's filter, when its module could be loaded
+
+
+def use_shared_filter(path: str) -> None:
+    """Use the Python sandbox's seccomp module (stdlib only, loaded by path: the repository is
+    not in this view). Its filter refuses more than the keyrings: System V IPC, message
+    queues, ptrace, io_uring, namespaces. Where it cannot be loaded, the keyring filter above
+    stays."""
+    global _shared_filter
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("codeeval_seccomp", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        bpf = module.build_filter()
+        if bpf:
+            _shared_filter = module.Filter(bpf)
+    except Exception:  # noqa: BLE001 - another version of that module: ours is enough
+        _shared_filter = None
+
+
+def _install_filter() -> None:
+    if _shared_filter is not None:
+        _shared_filter.install()
+    elif _SECCOMP is not None:
+        if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(_SECCOMP[0]), 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "seccomp")
+
+
+def child(
+    req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[int, int]]], status: int
+) -> None:
+    """After fork: confine this process and exec the program (never returns). Everything is
+    prepared before the fork: each object the child touches costs it a copied page.
+
+    ``status`` is the write end of a close-on-exec pipe: a failure before the exec is written
+    there (exec closes it: the program never holds it), never on the program's own output,
+    which is the program's to write."""
+    argv, env, cwd, uid = req["argv"], req["env"], req["cwd"], req.get("uid")
+    try:
+        os.setsid()
+        if status < len(fds):  # out of the way of the targets 0, 1, 2, ...
+            status = fcntl.fcntl(status, fcntl.F_DUPFD_CLOEXEC, len(fds))
+        if any(fd < len(fds) for fd in fds):
+            fds = [os.dup(fd) for fd in fds]
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        os.closerange(len(fds), status)
+        os.closerange(status + 1, MAX_FD)
+        for kind, value in limits:
+            resource.setrlimit(kind, value)
+        _oom_first()
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        # Empty effective, permitted and inheritable sets (setpriv's --inh-caps=-all).
+        if _capset(ctypes.byref(_NO_CAPS[0]), _NO_CAPS[1]) != 0:
+            raise OSError(ctypes.get_errno(), "capset")
+        _install_filter()
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    except BaseException as exc:  # noqa: BLE001 - reported on the status pipe
+        try:
+            os.write(status, f"cannot start {argv[0]}: {exc}".encode()[:4000])
+        finally:
+            os._exit(127)
+
+
+def _oom_first() -> None:
+    """The program is the kernel's first choice when memory runs out, never the spawner or
+    the harness: a memory bomb must fail as the sample, not as the sandbox."""
+    try:
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
