@@ -24,6 +24,8 @@ T = TypeVar("T")
 class ConfigError(ValueError):
     """A bad config key or value; the message names where it came from and what to do."""
 
+    kind = "config error"  # how ``python -m trainers.<algorithm>`` labels it
+
 
 class InvalidSetting(ValueError):
     """Raised by a ``__post_init__``: ``field`` is the offending field of that dataclass."""

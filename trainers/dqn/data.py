@@ -19,11 +19,14 @@ from typing import Any
 from harness.history import History
 from harness.jsonlines import read_objects
 from harness.records import Problem
+from trainers.common.config import ConfigError
 from trainers.common.reward import harness_failed
 
 
-class DataError(ValueError):
+class DataError(ConfigError):
     """The offline data is missing or malformed; the message says where and what."""
+
+    kind = "data error"
 
 
 @dataclass(frozen=True)

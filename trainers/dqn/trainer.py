@@ -505,3 +505,12 @@ class DQNTrainer:
 
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def run(config: DQNConfig) -> str:
+    """``python -m trainers.dqn``: train; the summary line is the last step's losses."""
+    last = DQNTrainer(config).train()[-1]
+    return (
+        f"done: {last['step']} steps, loss={last['loss']:.4f} (td {last['td_loss']:.4f}, "
+        f"cql {last['cql_loss']:.4f}); metrics in {config.output.dir}/metrics.jsonl"
+    )

@@ -6,36 +6,15 @@ Also under ``accelerate launch --multi_gpu --num_processes N -m trainers.grpo ..
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 
-from trainers.common.config import ConfigError
+from trainers.common.main import run_main
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from trainers.grpo.config import parse_args
-
-    try:
-        config = parse_args(argv)
-    except ConfigError as exc:
-        print(f"trainers.grpo: {exc}", file=sys.stderr)
-        return 2
-    from trainers.common import distributed
-    from trainers.grpo.trainer import train
-
-    try:
-        metrics = train(config)
-    except ConfigError as exc:  # found once the data and the processes are known
-        if distributed.env_world().is_main:  # every process stops; one says why
-            print(f"trainers.grpo: {exc}", file=sys.stderr)
-        distributed.shutdown()
-        return 2
-    if distributed.env_world().is_main:  # one summary line, not one per process
-        print(json.dumps({"output_dir": config.output.dir, **metrics}, default=str))
-    distributed.shutdown()
-    return 0
+    return run_main("trainers.grpo", argv)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

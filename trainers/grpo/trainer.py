@@ -15,6 +15,7 @@ every run) starts from the same parameters.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,3 +221,8 @@ def train(config: GRPORunConfig, **overrides: Any) -> Mapping[str, Any]:
     finally:
         run.logger.close()
     return dict(result.metrics)
+
+
+def run(config: GRPORunConfig) -> str:
+    """``python -m trainers.grpo``: train; the summary line is TRL's metrics as JSON."""
+    return json.dumps({"output_dir": config.output.dir, **train(config)}, default=str)

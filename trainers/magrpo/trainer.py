@@ -484,3 +484,12 @@ def _reward_summary(
 
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def run(config: MAGRPOConfig) -> str:
+    """``python -m trainers.magrpo``: train; the summary line is the last step's reward."""
+    records = MAGRPOTrainer(config).train()
+    if not records:
+        return ""
+    last = records[-1]
+    return f"done: {last['step']} steps, reward_mean={last['reward_mean']:.4f}"

@@ -22,6 +22,7 @@ saves; every rank records its prompts and parameter digest in ``<output.dir>/ran
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import time
@@ -565,3 +566,9 @@ class PPOTrainer:
         self.logger.close()
         close_engine(self.engine)
         return history
+
+
+def run(config: PPORunConfig) -> str:
+    """``python -m trainers.ppo``: train; the summary line names the output and the steps."""
+    history = PPOTrainer(config).train()
+    return json.dumps({"output_dir": config.output.dir, "steps": len(history)})
