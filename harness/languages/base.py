@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.languages.translate import Signature
-from harness.languages.types import PyType
+from harness.languages.types import PyType, Untranslatable, alternative_for
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,13 @@ class Language:
         if self.entry_defined(code, entry_point):
             return self.drop_defined(preamble, code) + code
         return None
+
+    def alternative(self, value: Any, t: PyType) -> PyType:
+        """The alternative of the Union ``t`` that ``value`` is (Untranslatable: none)."""
+        alt = alternative_for(value, t)
+        if alt is None:
+            raise Untranslatable(f"{value!r} is none of {t}"[:200])
+        return alt
 
     def check_types(self, signature: Signature) -> None:
         """Raise Untranslatable for types this language cannot express."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.languages.base import Build, Language, block_comment, escaped_string, float_text
 from harness.languages.translate import Signature
-from harness.languages.types import PyType, Untranslatable, alternative_for, family
+from harness.languages.types import PyType, Untranslatable, family
 from harness.languages.unions import unions_in
 
 HEADERS = """#include <algorithm>
@@ -152,9 +152,7 @@ class Cpp(Language):
                 return f"{self.type_name(t)}()"
             return f"{self.type_name(t)}({self.literal(value, t.args[0])})"
         if kind == "union":
-            alt = alternative_for(value, t)
-            if alt is None:
-                raise Untranslatable(f"{value!r} is none of {t}"[:200])
+            alt = self.alternative(value, t)
             index = t.args.index(alt)  # in place: no conversion may pick another alternative
             return f"{self.type_name(t)}(std::in_place_index<{index}>, {self.literal(value, alt)})"
         if kind == "int":

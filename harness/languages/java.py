@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.languages.base import Build, Language, block_comment, escaped_string, float_text
 from harness.languages.translate import Signature
-from harness.languages.types import PyType, Untranslatable, alternative_for
+from harness.languages.types import PyType, Untranslatable
 from harness.languages.unions import unions_in
 
 IMPORTS = "import java.util.*;\nimport java.util.function.*;\nimport java.util.stream.*;\n"
@@ -175,9 +175,7 @@ class Java(Language):
                 return f"Optional.<{inner}>empty()"
             return f"Optional.<{inner}>of({self.literal(value, t.args[0])})"
         if kind == "union":
-            alt = alternative_for(value, t)
-            if alt is None:
-                raise Untranslatable(f"{value!r} is none of {t}"[:200])
+            alt = self.alternative(value, t)
             return self.literal(value, alt)  # boxed into the Object the Union is
         if kind == "int":
             return "Long.MIN_VALUE" if value == -(2**63) else f"{value}L"

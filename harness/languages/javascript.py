@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.languages.base import Build, Language, block_comment, float_text, json_string
 from harness.languages.translate import Signature
-from harness.languages.types import PyType, Untranslatable, alternative_for, family
+from harness.languages.types import PyType, Untranslatable, family
 from harness.languages.unions import unions_in
 
 _KEYWORDS = """await break case catch class const continue debugger default delete do else enum
@@ -112,13 +112,7 @@ class JavaScript(Language):
         if kind == "optional":
             return "null" if value is None else self.literal(value, t.args[0])
         if kind == "union":
-            alt = alternative_for(value, t)
-            if alt is None:
-                raise Untranslatable(f"{value!r} is none of {t}"[:200])
-            if alt.kind == "float" and "int" in (a.kind for a in t.args):
-                if float(value).is_integer():  # 2.0 would reach the candidate as the int 2
-                    raise Untranslatable(f"JavaScript cannot tell the float {value!r} from an int")
-            return self.literal(value, alt)
+            return self.literal(value, self._distinct_alternative(value, t))
         if kind == "int":
             return str(value)
         if kind == "float":
@@ -136,13 +130,23 @@ class JavaScript(Language):
                 + "]"
             )
         if kind == "dict":
-            pairs = [
-                (self.literal(k, t.args[0]), self.literal(v, t.args[1])) for k, v in value.items()
-            ]
-            if t.args[0].kind == "str":
-                return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
-            return "new Map([" + ", ".join(f"[{k}, {v}]" for k, v in pairs) + "])"
+            return self._dict_literal(value, t)
         raise Untranslatable(f"JavaScript has no literal for {t}")
+
+    def _distinct_alternative(self, value: Any, t: PyType) -> PyType:
+        """The Union's alternative for ``value``, where JavaScript can tell it from the others."""
+        alt = self.alternative(value, t)
+        if alt.kind == "float" and "int" in (a.kind for a in t.args):
+            if float(value).is_integer():  # 2.0 would reach the candidate as the int 2
+                raise Untranslatable(f"JavaScript cannot tell the float {value!r} from an int")
+        return alt
+
+    def _dict_literal(self, value: dict[Any, Any], t: PyType) -> str:
+        """An object literal for string keys, else a ``Map``."""
+        pairs = [(self.literal(k, t.args[0]), self.literal(v, t.args[1])) for k, v in value.items()]
+        if t.args[0].kind == "str":
+            return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+        return "new Map([" + ", ".join(f"[{k}, {v}]" for k, v in pairs) + "])"
 
     def stub(self, signature: Signature, doc: str) -> str:
         params = ", ".join(self.ident(n) for n, _ in signature.params)

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.languages.base import Build, Language, doc_lines, escaped_string, float_text
 from harness.languages.translate import Signature
-from harness.languages.types import PyType, Untranslatable, alternative_for, family, union
+from harness.languages.types import PyType, Untranslatable, family, union
 from harness.languages.unions import unions_in
 
 VARIANTS = {"int": "Int", "float": "Float", "bool": "Bool", "str": "Str", "list": "List"}
@@ -112,9 +112,7 @@ class Rust(Language):
         if kind == "optional":
             return "None" if value is None else f"Some({self.literal(value, t.args[0], enums)})"
         if kind == "union":
-            alt = alternative_for(value, t)
-            if alt is None:
-                raise Untranslatable(f"{value!r} is none of {t}"[:200])
+            alt = self.alternative(value, t)
             name = enums[t][0]
             return f"{name}::{VARIANTS[family(alt)]}({self.literal(value, alt, enums)})"
         if kind == "int":
