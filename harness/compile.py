@@ -24,8 +24,7 @@ from typing import Any
 
 from harness.completions import assemble_program
 from harness.language_hooks import hooks_for
-from harness.plus.cases import is_plus
-from harness.records import CheckCase, Problem, Sample, to_json
+from harness.records import CheckCase, Problem, Sample, is_plus, to_json
 
 MANIFEST = "manifest.json"
 PROBLEMS_FILE = "problems.jsonl"

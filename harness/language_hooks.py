@@ -8,9 +8,10 @@ table wherever a problem's language makes a difference: assembling a program
 (:mod:`harness.compile`), prompting for it (:mod:`harness.models.base`) and scoring it
 (:mod:`harness.reward.score`). A Python problem never reaches the table.
 
-Importing :mod:`harness.languages` registers the built-in languages; the wiring layer
-(:mod:`harness.pipeline`, the plugin, the suites that build translated problems) imports it.
-To add a language, implement :class:`LanguageHooks` and call :func:`register` with it.
+Importing :mod:`harness.languages` registers the built-in languages; the table loads it (and
+any installed ``codeeval.extensions`` entry point, :mod:`harness.extensions`) the first time a
+name is not found. To add a language, implement :class:`LanguageHooks` and call
+:func:`register` with it when your package is imported.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from harness.extensions import load_extensions
 from harness.records import Problem
 from harness.sandbox import SampleExecution
 
@@ -88,6 +90,9 @@ def get(name: str) -> LanguageHooks:
     """The language registered as ``name``."""
     hooks = _REGISTERED.get(name)
     if hooks is None:
+        load_extensions()  # the bundled languages and installed ones register on import
+        hooks = _REGISTERED.get(name)
+    if hooks is None:
         known = ", ".join(names()) or "none"
         raise KeyError(
             f"unknown language {name!r} (registered: {known}). `import harness.languages` "
@@ -99,6 +104,7 @@ def get(name: str) -> LanguageHooks:
 
 def names() -> tuple[str, ...]:
     """The registered languages' names, in registration order."""
+    load_extensions()
     return tuple(_REGISTERED)
 
 

@@ -20,6 +20,14 @@ SampleStatus = Literal["passed", "failed", "timeout", "error"]
 SAMPLE_STATUSES: tuple[str, ...] = ("passed", "failed", "timeout", "error")
 
 
+PLUS_PREFIX = "plus_"  # the ids of cases generated from the reference (harness.plus)
+
+
+def is_plus(case_id: str) -> bool:
+    """Whether a case id names a generated plus case."""
+    return case_id.startswith(PLUS_PREFIX)
+
+
 @dataclass(frozen=True)
 class CheckCase:
     """One check of a benchmark, run as one pytest test per sample.

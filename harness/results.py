@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.passk import mean_pass_at_k, reportable_ks
-from harness.plus.cases import is_plus
-from harness.records import Problem
+from harness.records import Problem, is_plus
 from harness.sandbox.api import empty_resources
 
 

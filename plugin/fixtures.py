@@ -21,35 +21,9 @@ from harness.verdicts import (
     check_budget,
     stable_assert_messages,
 )
+from plugin.lookup import NEXT_ITEM, suite_of, suite_root
 
 __all__ = ["SampleCheck", "SandboxInfrastructureError", "sandbox", "suite_of"]
-
-_roots: dict[Path, Path | None] = {}
-NEXT_ITEM = pytest.StashKey["pytest.Item | None"]()  # set by plugin.protocol
-
-
-def _suite_root(test_file: Path) -> Path | None:
-    """The compiled suite folder that holds ``test_file`` (looked up once per file)."""
-    if test_file not in _roots:
-        from harness.compile import find_suite_root
-
-        _roots[test_file] = find_suite_root(test_file.parent)
-    return _roots[test_file]
-
-
-def suite_of(test_file: Path) -> Any:
-    """The loaded suite a generated test file belongs to.
-
-    Keyed by the collected file, not the module object: an in-process caller (a trainer)
-    runs many sessions, and a module cached in ``sys.modules`` may come from an older folder.
-    """
-    # Imported here: the plugin loads in every pytest run, the sandbox only when it is used.
-    from harness.runtime import loaded_suite
-
-    root = _suite_root(test_file)
-    if root is None:
-        raise pytest.UsageError(f"{test_file} is not inside a suite compiled by codeeval-rl")
-    return loaded_suite(root)
 
 
 def _per_case(config: pytest.Config) -> bool:
@@ -60,7 +34,7 @@ def pytest_pycollect_makemodule(module_path: Path, parent: Any) -> Any:
     """Generated modules become one item per sample (unless ``--llm-per-case``)."""
     if _per_case(parent.config) or not module_path.name.startswith("test_"):
         return None
-    if _suite_root(module_path) is None:
+    if suite_root(module_path) is None:
         return None
     from plugin.items import GeneratedModule
 
@@ -84,7 +58,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     test may use a fixture of that name)."""
     if "sandbox" not in getattr(item, "fixturenames", ()):
         return (yield)
-    if _suite_root(Path(item.path)) is None:
+    if suite_root(Path(item.path)) is None:
         with stable_assert_messages():
             return (yield)
     with stable_assert_messages(), check_budget(CASE_BUDGET_S):

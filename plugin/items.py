@@ -2,7 +2,7 @@
 
 A generated module holds one function per check case. By default the plugin collects it as one
 :class:`SampleItem` per sample, which runs every case function against that sample's execution
-(:func:`harness.verdicts.judge_sample`) and fails with the failing cases' rewritten asserts; each
+(:func:`harness.pipeline.judge.judge_one`, the function the in-process path uses too) and fails with the failing cases' rewritten asserts; each
 case's outcome still reaches ``results.jsonl``. One item per sample instead of one per case
 makes a benchmark run 5-10x fewer pytest items, the main cost of the trusted side.
 ``--llm-per-case`` keeps pytest's own items: one per case and sample, through the ``sandbox``
@@ -19,14 +19,11 @@ from typing import Any
 
 import pytest
 
+from harness.pipeline.judge import judge_one
 from harness.results import CaseOutcome, execution_record
 from harness.runtime import READ_AHEAD
-from harness.verdicts import (
-    SandboxInfrastructureError,
-    case_functions,
-    judge_sample,
-    load_check_module,
-)
+from harness.sandbox import SampleExecution
+from harness.verdicts import SandboxInfrastructureError, case_functions, load_check_module
 
 
 class SampleFailed(Exception):
@@ -50,7 +47,7 @@ class GeneratedModule(pytest.Module):
         return module
 
     def collect(self) -> list[pytest.Item]:
-        from plugin.fixtures import suite_of
+        from plugin.lookup import suite_of
 
         suite = suite_of(self.path)
         task_id = self.obj.TASK_ID
@@ -72,6 +69,7 @@ class SampleItem(pytest.Item):
         self.siblings: list[SampleItem] = []
         self.index = 0
         self.verdicts: list[CaseOutcome] = []
+        self.execution: SampleExecution | None = None
 
     @property
     def task_id(self) -> str:
@@ -81,7 +79,7 @@ class SampleItem(pytest.Item):
         return self.path, 0, f"{self.task_id} sample {self.sample_id}"
 
     def runtest(self) -> None:
-        from plugin.fixtures import suite_of
+        from plugin.lookup import suite_of
 
         # The sample's record goes on the report first: whatever is raised below (a fault of
         # the harness, pytest-timeout's guard, Ctrl-C), the controller still writes its row.
@@ -90,21 +88,26 @@ class SampleItem(pytest.Item):
         suite = suite_of(self.path)
         problem = suite.problems[self.task_id]
         report["suite"] = problem.suite
-        suite.plan(self._upcoming())
-        execution, ran_here = suite.execution_with_retry(self.task_id, self.sample_id)
-        if ran_here:
-            report["execution"] = execution_record(execution)
+
+        def record(execution: SampleExecution, ran_here: bool) -> None:
+            if ran_here:
+                report["execution"] = execution_record(execution)
+            self.execution = execution
+
         functions = case_functions(problem, self.parent.obj)  # type: ignore[union-attr]
-        self.verdicts = judge_sample(problem, functions, execution)
+        key = (self.task_id, self.sample_id)
+        self.verdicts = judge_one(
+            suite, key, functions, upcoming=self._upcoming(), on_execution=record
+        )
         report["cases"] = [[v.case_id, v.status, v.message, v.duration_s] for v in self.verdicts]
-        if execution.infra_error:
-            raise SandboxInfrastructureError(execution.infra_error)
+        if self.execution is not None and self.execution.infra_error:
+            raise SandboxInfrastructureError(self.execution.infra_error)
         if any(v.status != "passed" for v in self.verdicts):
             raise SampleFailed(self.verdicts)
 
     def _upcoming(self) -> list[tuple[str, str]]:
         """The samples this process will judge next (read ahead on the fork server)."""
-        from plugin.fixtures import NEXT_ITEM
+        from plugin.lookup import NEXT_ITEM
 
         nxt = self.stash.get(NEXT_ITEM, None)
         if not isinstance(nxt, SampleItem):

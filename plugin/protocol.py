@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from plugin.fixtures import NEXT_ITEM
+from plugin.lookup import NEXT_ITEM
 
 REPLAY = "codeeval_replay"  # marks a call report whose other phases the controller replays
 # What xdist adds to a report from a worker; the replayed reports carry it too.

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness.compile import SAMPLES_FILE, SuiteSettings, compile_suite, load_manifest
+from harness.compile import SAMPLES_FILE, load_manifest
 from harness.records import Problem, Sample, problem_from_json
 from harness.results import CaseOutcome, SampleOutcomes, build_row, summarize
 
@@ -61,56 +61,37 @@ class EvalSession:
 
     # -- building the suite -------------------------------------------------------------------
     def _build_suite(self) -> dict[str, Any]:
-        from harness.sandbox.shared import shared_sandbox
-        from harness.timeouts import prepare_problems
+        from harness.pipeline.prepare import RunSettings, RunSetupError, prepare_suite
+        from harness.plus import only_for, request_plus  # plus cases: made in prepare_problems
 
         config = self.config
         problems = self._load_problems()
         samples = self._load_samples(problems)
-        from harness.plus import only_for, request_plus  # plus cases: made in prepare_problems
-
         if config.getoption("llm_plus") is not None:
             problems = request_plus(problems, config.getoption("llm_plus"))
         problems = only_for(problems, {s.task_id for s in samples})
-        reward = config.getoption("llm_reward")
-        reward_config = _reward_config(reward)
-        problems = _with_reward_dependencies(problems, reward, reward_config)
-        # A reward config's evaluation limits apply to the sandbox too.
-        memory_mb = getattr(reward_config, "memory_limit", None) or config.getoption(
-            "llm_memory_mb"
-        )
-        # The sandbox that probes and calibrates is the one the run uses: the same settings
-        # (the data folder and the suite hidden), so -n 0 starts one fork server, not three.
         data_dir = config.getoption("llm_data_dir")
-        self.root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
-        from harness.mining.problem import hide_paths as mined_repositories
-
-        mined = mined_repositories(problems)  # original repositories of mined problems
-        hide = (*([data_dir] if data_dir else []), *mined, str(self.root))
-        sandbox = shared_sandbox(usable_sandbox_settings(memory_mb, hide))
-        needs_coverage = bool(reward_config is not None and reward_config.needs_coverage)
-        override = config.getoption("llm_timeout")
-        cap = getattr(reward_config, "test_timeout", None)
-        problems = prepare_problems(
-            problems, sandbox, coverage=needs_coverage, override_s=override, cap_s=cap
-        )
-        settings = SuiteSettings(
-            memory_mb=memory_mb,
-            coverage=needs_coverage,
-            hide_paths=[*([data_dir] if data_dir else []), *mined],
-            reward=reward,
+        settings = RunSettings(
+            reward=config.getoption("llm_reward"),
+            memory_mb=config.getoption("llm_memory_mb"),
+            timeout_s=config.getoption("llm_timeout"),
+            hide_paths=(data_dir,) if data_dir else (),
             extra={
                 "suites": config.getoption("llm_eval").split(","),
                 "split": config.getoption("llm_split"),
                 "samples": config.getoption("llm_samples"),
                 "k": self.ks,
-                "timeout": override,
                 "plus": config.getoption("llm_plus"),
             },
+            session_scores=True,
         )
-        # The folder is kept: unchanged modules keep pytest's rewritten bytecode (compile_suite
-        # removes modules of problems no longer in the run).
-        compile_suite(problems, samples, self.root, settings)
+        try:
+            # The folder is kept: unchanged modules keep pytest's rewritten bytecode
+            # (compile_suite removes modules of problems no longer in the run).
+            prepare_suite(problems, samples, self.root, settings)
+        except RunSetupError as exc:
+            option = "--llm-reward " if exc.setting == "reward" else ""
+            raise pytest.UsageError(f"{option}{exc}") from None
         return load_manifest(self.root)["settings"]
 
     def _load_problems(self) -> list[Problem]:
@@ -371,19 +352,6 @@ class EvalSession:
             tr.write_line("per-case failure messages: results.jsonl (or here with --tb=line -rf)")
 
 
-def usable_sandbox_settings(memory_mb: int, hide_paths: tuple[str, ...] = ()) -> Any:
-    """Sandbox settings whose real fork server has been seen to work (else a usage error)."""
-    from harness.sandbox import SandboxSettings
-    from harness.sandbox.probe import SandboxUnusable, check_sandbox
-
-    settings = SandboxSettings(memory_mb=memory_mb, hide_paths=hide_paths)
-    try:
-        check_sandbox(settings)
-    except SandboxUnusable as exc:
-        raise pytest.UsageError(str(exc)) from None
-    return settings
-
-
 def _case_status(report: pytest.TestReport, props: dict[str, Any]) -> str | None:
     """The case's status from its report, or None while the case is not decided yet."""
     if report.when == "setup":
@@ -424,29 +392,6 @@ def _short_message(report: pytest.TestReport) -> str:
         else str(report.longrepr or getattr(report, "wasxfail", ""))
     )
     return text.strip()[:300]
-
-
-def _reward_config(reward: str | None) -> Any:
-    if not reward:
-        return None
-    from harness.reward import load_reward_config
-
-    try:
-        return load_reward_config(reward)
-    except (OSError, ValueError) as exc:
-        raise pytest.UsageError(f"--llm-reward {reward}: {exc}") from None
-
-
-def _with_reward_dependencies(problems: list[Problem], reward: Any, config: Any) -> list[Problem]:
-    """The reward config's allow-list added to each problem's (harness.deps.resolve): each
-    problem runs with its overlay, or is a data defect naming `codeeval deps fetch`."""
-    from harness.deps.resolve import apply_run_dependencies, reward_dependencies
-
-    allowed, source = reward_dependencies(config)
-    try:
-        return apply_run_dependencies(problems, allowed, source)
-    except ValueError as exc:  # the suite and the reward config pin a module differently
-        raise pytest.UsageError(f"--llm-reward {reward}: {exc}") from None
 
 
 def _parse_ks(text: str) -> list[int]:

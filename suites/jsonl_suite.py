@@ -22,8 +22,8 @@ from harness.deps.sources import FIELD as DEPENDENCIES
 from harness.deps.sources import check_entries
 from harness.records import Problem
 from suites.defects import missing_modules, parse_error
+from suites.errors import SuiteError
 from suites.humaneval import problem_from_record
-from suites.registry import SuiteError
 
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "test")
 OPTIONAL_FIELDS = ("canonical_solution",)

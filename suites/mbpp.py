@@ -250,7 +250,7 @@ def _lf(text: str) -> str:
 
 
 def _read_text(path: Path) -> str:
-    from suites.registry import SuiteError
+    from suites.errors import SuiteError
 
     try:
         return path.read_text(encoding="utf-8")
@@ -259,7 +259,7 @@ def _read_text(path: Path) -> str:
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    from suites.registry import SuiteError
+    from suites.errors import SuiteError
 
     records = []
     for number, line in enumerate(_read_text(path).splitlines(), start=1):
@@ -274,7 +274,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def _hub_records(config: str) -> list[dict[str, Any]]:
     """Every record of every split of the hub's MBPP ``config`` (needs the network once)."""
-    from suites.registry import SuiteError
+    from suites.errors import SuiteError
 
     try:
         import datasets

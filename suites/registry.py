@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from harness.records import Problem
+from suites.errors import SuiteError
 from suites.splits import SplitError, select_split
 
 DATA_DIR_ENV = "CODEEVAL_DATA_DIR"
@@ -32,10 +33,6 @@ JSONL_PREFIX = "jsonl:"
 
 Splits = Mapping[str, Sequence[Problem]] | Sequence[Problem]
 Loader = Callable[..., Splits]
-
-
-class SuiteError(ValueError):
-    """An unknown suite, a suite that cannot be loaded, or a bad split spec for it."""
 
 
 _REGISTRY: dict[str, Loader | str] = {
@@ -160,3 +157,13 @@ def _as_splits(result: Splits) -> dict[str, list[Problem]]:
     if isinstance(result, Mapping):
         return {str(k): list(v) for k, v in result.items()}
     return {"test": list(result)}
+
+
+def loader_module(name: str) -> str:
+    """The module that loads the registered suite ``name`` (a ``jsonl:`` suite has none)."""
+    key = _ALIASES.get(name.lower(), name.lower())
+    loader = _REGISTRY.get(key)
+    if loader is None:
+        known = ", ".join(known_suites())
+        raise KeyError(f"unknown suite {name!r} (known: {known}, or jsonl:PATH)")
+    return loader.split(":", 1)[0] if isinstance(loader, str) else loader.__module__

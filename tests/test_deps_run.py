@@ -142,7 +142,7 @@ def test_magrpo_scores_a_batch_with_extras_as_evaluate_does(
 ) -> None:
     """MAGRPO's scorer with per-sample extras (ClassEval's agent_code) applies the reward
     config's allow-list as evaluate(reward=...) does: the same batch, the same rows."""
-    import harness.evaluate
+    import harness.pipeline.run
     from harness.evaluate import evaluate
     from harness.records import Sample
     from suites.jsonl_suite import load_jsonl
@@ -160,7 +160,7 @@ def test_magrpo_scores_a_batch_with_extras_as_evaluate_does(
     direct = evaluate([problem], samples, reward=str(project["reward"]), out_dir=tmp_path / "a")
     check_fetched({r["sample_id"]: r for r in direct})
     # The scorer's own out dir (a fresh one: its fork server starts after the overlay exists).
-    monkeypatch.setattr(harness.evaluate, "_default_out_dir", lambda: tmp_path / "b")
+    monkeypatch.setattr(harness.pipeline.run, "default_out_dir", lambda: tmp_path / "b")
     extras = [{"agent_code": {"main": s.completion}} for s in samples]
     scorer = harness_scorer(RewardSettings(preset=str(project["reward"])), OutputSettings())
     magrpo = scorer([problem], samples, extras)

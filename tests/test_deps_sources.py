@@ -19,9 +19,10 @@ from harness.cli import main as codeeval
 from harness.deps.overlay import MARKER, ROOT_ENV, SITE, canonical, overlay_dir
 from harness.deps.pins import PinError, format_allowlist, merge_allowlists, parse_allowlist
 from harness.deps.resolve import apply_run_dependencies, resolve
-from harness.deps.sources import check_entries, fetch_lists, jsonl_allowlists, suite_allowlists
+from harness.deps.sources import check_entries, fetch_lists, jsonl_allowlists
 from harness.reward import RewardConfigError, load_reward_config
 from harness.reward.config import from_mapping
+from suites.allowlists import suite_allowlists
 from suites.jsonl_suite import JsonlSuiteError, load_jsonl
 
 RECORD = {

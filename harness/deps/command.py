@@ -24,7 +24,8 @@ from typing import Any
 from harness.deps.fetch import FetchError, fetch
 from harness.deps.overlay import deps_root, overlay_dir, read_marker, ready_site
 from harness.deps.pins import PinError, read_allowlist
-from harness.deps.sources import fetch_lists, suite_allowlists
+from harness.deps.sources import fetch_lists
+from suites.allowlists import suite_allowlists
 
 
 def add_deps_parser(sub: Any) -> None:

@@ -23,7 +23,6 @@ import yaml
 
 from harness.deps.pins import (
     PinError,
-    check_allowlist,
     check_entry,
     merge_allowlists,
     read_allowlist,
@@ -126,29 +125,6 @@ def jsonl_allowlists(path: str | Path) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def suite_allowlists(name: str) -> list[tuple[str, dict[str, str]]]:
-    """``(source, allow-list)`` per distinct list a suite's problems carry; ``{}`` stands for
-    problems with none of their own (they still get a reward config's)."""
-    from suites import registry
-
-    if name.startswith(registry.JSONL_PREFIX):
-        found = jsonl_allowlists(name[len(registry.JSONL_PREFIX) :])
-        return _distinct(found)
-    import importlib
-
-    key = name.lower()
-    loader = registry._REGISTRY.get(registry._ALIASES.get(key, key))
-    if loader is None:
-        known = ", ".join(registry.known_suites())
-        raise PinError(f"unknown suite {name!r} (known: {known}, or jsonl:PATH)")
-    module_name = loader.split(":", 1)[0] if isinstance(loader, str) else loader.__module__
-    module = importlib.import_module(module_name)
-    where = f"{module_name}.{SUITE_ATTRIBUTE}"
-    own = check_allowlist(getattr(module, SUITE_ATTRIBUTE, {}), where)
-    # A suite-wide list is only carried by the problems that need it (suites.classeval).
-    return [(where, own), ("", {})] if own else [("", {})]
-
-
 def fetch_lists(
     suite_lists: list[tuple[str, dict[str, str]]], run: Mapping[str, str], run_source: str
 ) -> list[tuple[str, dict[str, str]]]:
@@ -161,10 +137,10 @@ def fetch_lists(
         if lists:
             label = " + ".join(s for s, _ in lists)
             merged.append((label, merge_allowlists(*lists)))
-    return _distinct(merged, keep_empty=False)
+    return distinct_lists(merged, keep_empty=False)
 
 
-def _distinct(
+def distinct_lists(
     lists: list[tuple[str, dict[str, str]]], keep_empty: bool = True
 ) -> list[tuple[str, dict[str, str]]]:
     seen: dict[str, tuple[str, dict[str, str]]] = {}

@@ -15,9 +15,9 @@ class LocalExecutor:
     def evaluate(
         self, problems: Sequence[Problem], samples: Sequence[Sample], **options: Any
     ) -> list[dict[str, Any]]:
-        from harness.evaluate import evaluate
+        from harness.pipeline.run import evaluate_local
 
-        return evaluate(problems, samples, executor="local", **options)
+        return evaluate_local(problems, samples, **options)
 
     def close(self) -> None:
         """Nothing to release: the shared sandboxes belong to the process (harness.runtime)."""

@@ -52,9 +52,9 @@ class EvaluationActor:
                 f"codeeval-rl {mine} on this Ray worker, {caller_version} on the caller: "
                 "install the caller's version on every node of the cluster"
             )
-        from harness.evaluate import evaluate
+        from harness.pipeline.run import evaluate_local
 
-        return evaluate(problems, samples, executor="local", **options)
+        return evaluate_local(problems, samples, **options)
 
     def pid(self) -> int:
         return os.getpid()
@@ -159,7 +159,7 @@ class RayExecutor:
         self, problems: Sequence[Problem], samples: Sequence[Sample], **options: Any
     ) -> list[dict[str, Any]]:
         """``evaluate(problems, samples, **options)``'s rows, scored on the actors."""
-        from harness.evaluate import _reward_config, _unique_ids
+        from harness.pipeline.prepare import load_reward, unique_ids
 
         if not samples:
             return []
@@ -170,9 +170,9 @@ class RayExecutor:
                 f"samples name tasks that are not among the problems: {', '.join(unknown[:5])}"
             )
         ray = self._ray()
-        batch = _unique_ids(samples)  # numbered here, so every share keeps the batch's ids
+        batch = unique_ids(samples)  # numbered here, so every share keeps the batch's ids
         # A reward named by a YAML path is read here: the workers may not have the file.
-        options["reward"] = _reward_config(options.get("reward"))
+        options["reward"] = load_reward(options.get("reward"))
         out_dir = options.pop("out_dir", None)
         extras = options.pop("row_extras", None)  # per sample: split with the samples
         shares = split_by_problem(batch, self.size())
@@ -218,7 +218,7 @@ class RayExecutor:
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         rows = failed_rows(by_id, samples, f"Ray worker died: {first_line}")
         if extras is not None:  # as on the rows of a share that was scored
-            from harness.evaluate import with_extras
+            from harness.pipeline.run import with_extras
 
             rows = with_extras(rows, samples, extras)
         if reward is None:

@@ -1,0 +1,80 @@
+"""Judge samples of a compiled suite: the one function the plugin's items and the in-process
+path share, and the loop that judges a whole suite (or a worker's share of it) here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.results import CaseOutcome, SampleOutcomes, build_row, execution_record
+from harness.runtime import READ_AHEAD, LoadedSuite, loaded_suite
+from harness.sandbox import SampleExecution
+from harness.verdicts import case_functions, judge_sample, load_check_module
+
+Key = tuple[str, str]  # (task_id, sample_id)
+CheckFunctions = Sequence[tuple[str, Callable[..., Any]]]
+
+
+def judge_one(
+    suite: LoadedSuite,
+    key: Key,
+    functions: CheckFunctions,
+    *,
+    upcoming: Iterable[Key] = (),
+    on_execution: Callable[[SampleExecution, bool], None] | None = None,
+) -> list[CaseOutcome]:
+    """Run one sample in the suite's sandbox and judge every case in this (trusted) process.
+
+    ``upcoming``: samples this process judges next; the fork server starts them now (read
+    ahead). ``on_execution(execution, ran_here)`` is told of the execution before any check
+    runs, so a caller can record it even if judging is cut short (a timeout guard, Ctrl-C).
+    An infrastructure fault of the sandbox gets one fresh try.
+    """
+    suite.plan([key, *upcoming])  # this one first: plan() skips what is already queued
+    execution, ran_here = suite.execution_with_retry(*key)
+    if on_execution is not None:
+        on_execution(execution, ran_here)
+    return judge_sample(suite.problems[key[0]], functions, execution)
+
+
+def judge_suite(
+    root: Path,
+    keys: Sequence[Key] | None = None,
+    emit: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """The ``results.jsonl`` rows of a compiled suite's samples (``keys``: only those), judged
+    in this process, one row per sample always, in the order of ``keys``.
+
+    ``emit`` is given each row as soon as it is built (a worker streams them back).
+    """
+    suite = loaded_suite(root)
+    by_key = {(row["task_id"], row["sample_id"]): row for row in suite.sample_rows}
+    keys = list(by_key) if keys is None else list(keys)
+    functions: dict[str, CheckFunctions] = {}
+    rows = []
+    for index, key in enumerate(keys):
+        problem = suite.problems[key[0]]
+        outcomes = SampleOutcomes(problem.suite, key[0], key[1])
+
+        def record(execution: SampleExecution, _ran_here: bool) -> None:
+            outcomes.execution = execution_record(execution)  # noqa: B023 - used at once
+
+        try:
+            if key[0] not in functions:
+                module = load_check_module(suite.module_paths[key[0]])
+                functions[key[0]] = case_functions(problem, module)
+            upcoming = keys[index + 1 : index + READ_AHEAD + 1]
+            verdicts = judge_one(
+                suite, key, functions[key[0]], upcoming=upcoming, on_execution=record
+            )
+        except Exception as exc:  # noqa: BLE001 - the harness's fault: this sample's row says so
+            reason = f"not judged: {type(exc).__name__}: {exc}"[:300]
+            verdicts = [CaseOutcome(c.case_id, "error", reason) for c in problem.cases]
+        outcomes.cases = {v.case_id: v for v in verdicts}
+        row = build_row(problem, outcomes, by_key[key])
+        rows.append(row)
+        if emit is not None:
+            emit(row)
+    return rows

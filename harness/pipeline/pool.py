@@ -1,0 +1,186 @@
+"""Judge a compiled suite with N warm worker processes (``evaluate(..., workers=N)``).
+
+Each worker is a ``python -m harness.pipeline.worker`` process that judges its share exactly
+as the in-process path does (:func:`harness.pipeline.judge.judge_suite`), so the rows are the
+same. Shares are whole problems (a problem's check module is loaded once, and the worker's
+fork server reads ahead across its samples), balanced by samples × cases. Workers stay up
+across calls, so a trainer's batches reuse their fork servers.
+
+A worker that dies mid-share (a crash while judging a candidate's values) costs only the
+sample it was judging, which fails as the plugin's items fail when an xdist worker dies; the
+rest of its share goes to a fresh worker.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.pipeline.judge import Key
+from harness.results import CaseOutcome, SampleOutcomes, build_row
+from harness.runtime import loaded_suite
+
+_HARNESS_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout or site-packages
+
+
+class WorkerDied(RuntimeError):
+    """A judging worker ended before finishing its share."""
+
+
+class _Worker:
+    """One worker process and its two pipes."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        # The worker imports this very harness (a checkout beside an installed copy included).
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (_HARNESS_ROOT, env.get("PYTHONPATH"))))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "harness.pipeline.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            encoding="utf-8",
+        )
+
+    def run(self, root: Path, keys: Sequence[Key], rows: dict[Key, dict[str, Any]]) -> None:
+        """Judge ``keys``; each row lands in ``rows`` as it arrives. Raises :class:`WorkerDied`."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(json.dumps({"root": str(root), "keys": list(keys)}) + "\n")
+            self.process.stdin.flush()
+        except OSError as exc:
+            raise WorkerDied(f"could not send the job: {exc}") from None
+        for line in self.process.stdout:
+            answer = json.loads(line)
+            if answer.get("done"):
+                return
+            row = answer["row"]
+            rows[(row["task_id"], row["sample_id"])] = row
+        raise WorkerDied(f"the judging worker exited with code {self._exit_code()}")
+
+    def _exit_code(self) -> int | None:
+        try:
+            return self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+class WorkerPool:
+    """``size`` judging workers, started on first use and restarted when one dies."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._workers: list[_Worker | None] = [None] * size
+        self._lock = threading.Lock()  # one batch at a time: a worker serves one job
+
+    def judge(self, root: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
+        """The rows of ``keys`` of the suite compiled in ``root``, in the order of ``keys``."""
+        with self._lock:
+            return self._judge(root, keys)
+
+    def _judge(self, root: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
+        suite = loaded_suite(root)
+        weights = {t: max(1, len(p.cases)) for t, p in suite.problems.items()}
+        rows: dict[Key, dict[str, Any]] = {}
+        shares = split_shares(keys, self.size, weights)
+        threads = [
+            threading.Thread(target=self._judge_share, args=(slot, root, share, rows))
+            for slot, share in enumerate(shares)
+            if share
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return [rows[key] for key in keys]
+
+    def _judge_share(
+        self, slot: int, root: Path, share: list[Key], rows: dict[Key, dict[str, Any]]
+    ) -> None:
+        todo = share
+        while todo:
+            worker = self._workers[slot]
+            if worker is None or worker.process.poll() is not None:
+                worker = self._workers[slot] = _Worker()
+            try:
+                worker.run(root, todo, rows)
+                return
+            except WorkerDied as exc:
+                self._workers[slot] = None
+                done = 0
+                while done < len(todo) and todo[done] in rows:
+                    done += 1
+                if done < len(todo):  # the sample it was judging when it died
+                    rows[todo[done]] = crashed_row(root, todo[done], str(exc))
+                todo = todo[done + 1 :]
+
+    def close(self) -> None:
+        for worker in self._workers:
+            if worker is not None:
+                worker.close()
+        self._workers = [None] * self.size
+
+
+def split_shares(keys: Sequence[Key], size: int, weights: dict[str, int]) -> list[list[Key]]:
+    """``keys`` in ``size`` shares of whole problems, balanced by samples × cases, each share
+    in the order of ``keys``."""
+    by_task: dict[str, list[Key]] = {}
+    for key in keys:
+        by_task.setdefault(key[0], []).append(key)
+    loads = [0] * size
+    owner: dict[str, int] = {}
+    for task_id in sorted(by_task, key=lambda t: -len(by_task[t]) * weights.get(t, 1)):
+        slot = loads.index(min(loads))
+        owner[task_id] = slot
+        loads[slot] += len(by_task[task_id]) * weights.get(task_id, 1)
+    shares: list[list[Key]] = [[] for _ in range(size)]
+    for key in keys:
+        shares[owner[key[0]]].append(key)
+    return shares
+
+
+def crashed_row(root: Path, key: Key, reason: str) -> dict[str, Any]:
+    """The row of a sample whose worker died while judging it: the candidate's values are the
+    only untrusted thing judged there, so the sample fails (as an xdist worker's crash does)."""
+    suite = loaded_suite(root)
+    problem = suite.problems[key[0]]
+    outcomes = SampleOutcomes(problem.suite, *key)
+    message = f"not judged: the worker crashed while running it ({reason})"[:300]
+    outcomes.cases = {c.case_id: CaseOutcome(c.case_id, "failed", message) for c in problem.cases}
+    sample = next(r for r in suite.sample_rows if (r["task_id"], r["sample_id"]) == key)
+    return build_row(problem, outcomes, sample)
+
+
+_pools: dict[int, WorkerPool] = {}
+_pools_lock = threading.Lock()
+
+
+def shared_pool(size: int) -> WorkerPool:
+    """One warm pool per size and process (closed when the process exits)."""
+    with _pools_lock:
+        pool = _pools.get(size)
+        if pool is None:
+            pool = _pools[size] = WorkerPool(size)
+        return pool
+
+
+@atexit.register
+def close_pools() -> None:
+    with _pools_lock:
+        for pool in _pools.values():
+            pool.close()
+        _pools.clear()

@@ -1,0 +1,151 @@
+"""Prepare a run: reward config, dependencies, limits, the sandbox, time limits, the suite.
+
+Every way in (the plugin's session, :func:`harness.evaluate.evaluate`, the executors' actors,
+the reward service) prepares a batch with :func:`prepare_suite`, so a fix here is a fix for all.
+A setting that cannot work raises :class:`RunSetupError` naming the setting; the plugin shows
+it as a usage error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.compile import CompiledSuite, SuiteSettings, compile_suite
+from harness.records import Problem, Sample
+from harness.sandbox import SandboxSettings
+from harness.sandbox.shared import shared_sandbox
+from harness.timeouts import prepare_problems
+
+
+class RunSetupError(ValueError):
+    """A run that cannot start; ``setting`` names what to change (``reward``, ``sandbox``)."""
+
+    def __init__(self, setting: str, message: str):
+        super().__init__(message)
+        self.setting = setting
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a batch is judged (the same for every way in)."""
+
+    reward: Any = None  # None, a preset name, a YAML path, or a loaded RewardConfig
+    memory_mb: int = 1024  # the sandbox's memory cap (a reward config's limit wins)
+    timeout_s: float | None = None  # replaces every case's calibrated limit
+    hide_paths: tuple[str, ...] = ()  # folders the candidate must not see (a data folder)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in the manifest
+    # Name the reward in the manifest, so the pytest session scores the rows (the plugin, and a
+    # later plain `pytest OUT/suite`); evaluate() scores them itself, after its row extras.
+    session_scores: bool = False
+
+
+@dataclass
+class PreparedSuite:
+    """A compiled suite, and what judging and scoring it need."""
+
+    root: Path
+    problems: list[Problem]  # with calibrated time limits and data defects
+    reward_config: Any  # the loaded RewardConfig, or None
+    compiled: CompiledSuite
+
+
+def load_reward(reward: Any) -> Any:
+    """The loaded reward config of ``reward`` (a preset name, a YAML path, or a config)."""
+    if reward is None or reward == "":
+        return None
+    if not isinstance(reward, (str, os.PathLike)):
+        return reward
+    from harness.reward import load_reward_config
+
+    try:
+        return load_reward_config(str(reward))
+    except (OSError, ValueError) as exc:
+        raise RunSetupError("reward", f"{reward}: {exc}") from None
+
+
+def unique_ids(samples: Sequence[Sample]) -> list[Sample]:
+    """Samples whose ids are unique within their task (missing or repeated ids get an index)."""
+    seen: dict[str, set[str]] = {}
+    result = []
+    for sample in samples:
+        ids = seen.setdefault(sample.task_id, set())
+        sample_id = sample.sample_id
+        if not sample_id or sample_id in ids:
+            sample_id = str(len(ids))
+            while sample_id in ids:
+                sample_id += "_"
+            sample = Sample(**{**sample.__dict__, "sample_id": sample_id})
+        ids.add(sample_id)
+        result.append(sample)
+    return result
+
+
+def hidden_sources(problems: Iterable[Problem]) -> list[str]:
+    """Folders a problem names as its answer's source (a mined problem's repository): the
+    candidate must not read the body it should write from there."""
+    found = {p for problem in problems for p in problem.metadata.get("hide_paths", ())}
+    return sorted(p for p in found if Path(p).exists())
+
+
+def sandbox_settings_for(memory_mb: int, hide_paths: Sequence[str]) -> SandboxSettings:
+    """Settings of a sandbox whose real fork server has been seen to work."""
+    from harness.sandbox.probe import SandboxUnusable, check_sandbox
+
+    settings = SandboxSettings(memory_mb=memory_mb, hide_paths=tuple(hide_paths))
+    try:
+        check_sandbox(settings)
+    except SandboxUnusable as exc:
+        raise RunSetupError("sandbox", str(exc)) from None
+    return settings
+
+
+def prepare_suite(
+    problems: Sequence[Problem], samples: Sequence[Sample], root: Path, settings: RunSettings
+) -> PreparedSuite:
+    """Compile ``samples`` of ``problems`` into ``root``, ready to judge.
+
+    The reward config's allow-list joins each problem's dependencies, its limits bind the
+    sandbox, and each problem gets per-case time limits from its reference (calibrated in
+    the very sandbox the samples will run in: the suite folder and ``hide_paths`` hidden).
+    """
+    reward_config = load_reward(settings.reward)
+    memory_mb = settings.memory_mb
+    cap_s = None
+    coverage = False
+    if reward_config is not None:
+        problems = _with_reward_dependencies(problems, reward_config, settings.reward)
+        memory_mb = reward_config.memory_limit or memory_mb
+        cap_s = reward_config.test_timeout
+        coverage = bool(reward_config.needs_coverage)
+    root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
+    hidden = [*settings.hide_paths, *hidden_sources(problems)]
+    sandbox = shared_sandbox(sandbox_settings_for(memory_mb, (*hidden, str(root))))
+    timed = prepare_problems(
+        problems, sandbox, coverage=coverage, override_s=settings.timeout_s, cap_s=cap_s
+    )
+    suite_settings = SuiteSettings(
+        memory_mb=memory_mb,
+        coverage=coverage,
+        hide_paths=hidden,
+        reward=str(settings.reward) if settings.session_scores and settings.reward else None,
+        extra={**settings.extra, "timeout": settings.timeout_s},
+    )
+    compiled = compile_suite(timed, samples, root, suite_settings)
+    return PreparedSuite(root, timed, reward_config, compiled)
+
+
+def _with_reward_dependencies(
+    problems: Sequence[Problem], reward_config: Any, reward: Any
+) -> list[Problem]:
+    """Each problem's dependencies plus the reward config's allow-list (harness.deps): each
+    runs with its overlay, or is a data defect naming ``codeeval deps fetch``."""
+    from harness.deps.resolve import apply_run_dependencies, reward_dependencies
+
+    try:
+        return apply_run_dependencies(problems, *reward_dependencies(reward_config))
+    except ValueError as exc:  # the suite and the reward config pin a module differently
+        raise RunSetupError("reward", f"{reward}: {exc}") from None
