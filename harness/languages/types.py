@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,57 +274,90 @@ def decode(data: Any, t: PyType, where: str = "value") -> Any:
     alternative, and the value must then decode as that alternative, so a tag that lies is an
     error, never a value of another type.
     """
-    kind = t.kind
-    if kind == "optional":
-        return None if data is None else decode(data, t.args[0], where)
-    if kind == "union":
-        return _decode_tagged(data, t, where)
-    if kind == "int":
-        if type(data) is int:
-            return data
-        if type(data) is float and data.is_integer() and abs(data) < 2**53:
-            return int(data)
-        raise DecodeError(f"{where}: expected an int, got {data!r}"[:200])
-    if kind == "float":
-        if type(data) in (int, float):
-            return float(data)
-        if data in ("NaN", "Infinity", "-Infinity"):
-            return float(data.replace("Infinity", "inf"))
-        raise DecodeError(f"{where}: expected a float, got {data!r}"[:200])
-    if kind == "bool":
-        if type(data) is bool:
-            return data
-        raise DecodeError(f"{where}: expected a bool, got {data!r}"[:200])
-    if kind == "str":
-        if type(data) is str:
-            return data
-        raise DecodeError(f"{where}: expected a str, got {data!r}"[:200])
+    decoder = _DECODERS.get(t.kind)
+    if decoder is None:
+        raise DecodeError(f"{where}: no decoding for type {t}")
+    return decoder(data, t, where)
+
+
+# One decoder per kind (a table, not a chain of tests: decoding a big value calls it often).
+# A container looks its items' decoder up once, not once per item.
+Decoder = Callable[[Any, PyType, str], Any]
+
+
+def _decode_optional(data: Any, t: PyType, where: str) -> Any:
+    return None if data is None else decode(data, t.args[0], where)
+
+
+def _decode_int(data: Any, t: PyType, where: str) -> int:
+    if type(data) is int:
+        return data
+    if type(data) is float and data.is_integer() and abs(data) < 2**53:
+        return int(data)
+    raise DecodeError(f"{where}: expected an int, got {data!r}"[:200])
+
+
+def _decode_float(data: Any, t: PyType, where: str) -> float:
+    if type(data) in (int, float):
+        return float(data)
+    if data in ("NaN", "Infinity", "-Infinity"):
+        return float(data.replace("Infinity", "inf"))
+    raise DecodeError(f"{where}: expected a float, got {data!r}"[:200])
+
+
+def _decode_exact(data: Any, t: PyType, where: str) -> Any:
+    """``bool`` and ``str``: JSON's own value of exactly that type."""
+    if type(data) is _EXACT[t.kind]:
+        return data
+    raise DecodeError(f"{where}: expected a {t.kind}, got {data!r}"[:200])
+
+
+_EXACT = {"bool": bool, "str": str}
+
+
+def _json_list(data: Any, t: PyType, where: str) -> list[Any]:
     if type(data) is not list:
         raise DecodeError(f"{where}: expected {t} (a JSON list), got {data!r}"[:200])
-    if kind == "list":
-        return [decode(v, t.args[0], f"{where}[{i}]") for i, v in enumerate(data)]
-    if kind == "vartuple":
-        return tuple(decode(v, t.args[0], f"{where}[{i}]") for i, v in enumerate(data))
-    if kind == "tuple":
-        if len(data) != len(t.args):
-            raise DecodeError(f"{where}: expected {len(t.args)} items, got {len(data)}")
-        return tuple(
-            decode(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(data, t.args, strict=True))
-        )
-    if kind == "dict":
-        pairs = []
-        for i, pair in enumerate(data):
-            if type(pair) is not list or len(pair) != 2:
-                raise DecodeError(f"{where}: dict entry {i} is not a [key, value] pair")
-            pairs.append((decode(pair[0], t.args[0], f"{where} key"), pair[1]))
-        # Keys that share one hash would make the dict quadratic to build (ints collide modulo
-        # 2**61 - 1, and tuples of them): refused first, as the Python value channel does.
-        try:
-            codec.check_hash_flood([key for key, _ in pairs])
-        except codec.TooLarge as exc:
-            raise DecodeError(f"{where}: {exc}") from None
-        return {key: decode(value, t.args[1], where) for key, value in pairs}
-    raise DecodeError(f"{where}: no decoding for type {t}")
+    return data
+
+
+def _item_decoder(t: PyType) -> Decoder:
+    return _DECODERS.get(t.kind, decode)
+
+
+def _decode_list(data: Any, t: PyType, where: str) -> list[Any]:
+    element, item = t.args[0], _item_decoder(t.args[0])
+    return [item(v, element, f"{where}[{i}]") for i, v in enumerate(_json_list(data, t, where))]
+
+
+def _decode_vartuple(data: Any, t: PyType, where: str) -> tuple[Any, ...]:
+    return tuple(_decode_list(data, t, where))
+
+
+def _decode_tuple(data: Any, t: PyType, where: str) -> tuple[Any, ...]:
+    data = _json_list(data, t, where)
+    if len(data) != len(t.args):
+        raise DecodeError(f"{where}: expected {len(t.args)} items, got {len(data)}")
+    return tuple(
+        decode(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(data, t.args, strict=True))
+    )
+
+
+def _decode_dict(data: Any, t: PyType, where: str) -> dict[Any, Any]:
+    key_type, value_type = t.args
+    key_of, value_of = _item_decoder(key_type), _item_decoder(value_type)
+    pairs = []
+    for i, pair in enumerate(_json_list(data, t, where)):
+        if type(pair) is not list or len(pair) != 2:
+            raise DecodeError(f"{where}: dict entry {i} is not a [key, value] pair")
+        pairs.append((key_of(pair[0], key_type, f"{where} key"), pair[1]))
+    # Keys that share one hash would make the dict quadratic to build (ints collide modulo
+    # 2**61 - 1, and tuples of them): refused first, as the Python value channel does.
+    try:
+        codec.check_hash_flood([key for key, _ in pairs])
+    except codec.TooLarge as exc:
+        raise DecodeError(f"{where}: {exc}") from None
+    return {key: value_of(value, value_type, where) for key, value in pairs}
 
 
 def _decode_tagged(data: Any, t: PyType, where: str) -> Any:
@@ -336,6 +370,20 @@ def _decode_tagged(data: Any, t: PyType, where: str) -> Any:
     if alt is None:
         raise DecodeError(f"{where}: a value tagged {data[0]!r} where {t} is declared"[:200])
     return decode(data[1], alt, where)
+
+
+_DECODERS: dict[str, Decoder] = {
+    "optional": _decode_optional,
+    "union": _decode_tagged,
+    "int": _decode_int,
+    "float": _decode_float,
+    "bool": _decode_exact,
+    "str": _decode_exact,
+    "list": _decode_list,
+    "vartuple": _decode_vartuple,
+    "tuple": _decode_tuple,
+    "dict": _decode_dict,
+}
 
 
 def parse_type(text: str) -> PyType:
