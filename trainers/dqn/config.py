@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
+from trainers.common import validate as check
 from trainers.common.config import LegacyFlag, common_legacy_flags, help_field, invalid, parse_cli
 from trainers.common.sections import TrainerConfig
 
@@ -74,19 +75,18 @@ class DQNSettings:
                 f"got {self.num_heads}: double-Q targets take the smaller of twin heads; "
                 "set dqn.num_heads=2",
             )
-        if not 0 <= self.gamma <= 1:
-            raise invalid("gamma", f"must be in [0, 1] (got {self.gamma})")
+        check.in_unit_interval(self, "gamma")
         if not 0 < self.tau <= 1:
             raise invalid(
                 "tau",
                 f"must be in (0, 1] (got {self.tau}); 0 would freeze the target heads forever",
             )
-        for name in ("cql_alpha", "beta", "weight_decay", "max_grad_norm", "eval_temperature"):
-            if getattr(self, name) < 0:
-                raise invalid(name, f"must be >= 0 (got {getattr(self, name)})")
-        if self.learning_rate <= 0:
-            raise invalid("learning_rate", f"must be > 0 (got {self.learning_rate})")
-        for name in (
+        check.non_negative(
+            self, "cql_alpha", "beta", "weight_decay", "max_grad_norm", "eval_temperature"
+        )
+        check.positive(self, "learning_rate")
+        check.at_least_one(
+            self,
             "collect_samples",
             "max_new_tokens",
             "max_prompt_tokens",
@@ -95,12 +95,8 @@ class DQNSettings:
             "batch_size",
             "max_steps",
             "eval_num_samples",
-        ):
-            if getattr(self, name) < 1:
-                raise invalid(name, f"must be >= 1 (got {getattr(self, name)})")
-        for name in ("head_inner", "eval_interval"):
-            if getattr(self, name) < 0:
-                raise invalid(name, f"must be >= 0 (got {getattr(self, name)})")
+        )
+        check.non_negative(self, "head_inner", "eval_interval")
         if self.data == "collect" and self.collect_temperature <= 0 and self.collect_samples > 1:
             raise invalid(
                 "collect_temperature",
@@ -113,12 +109,7 @@ class DQNSettings:
                 "greedy decoding gives one answer per problem; set dqn.eval_num_samples=1 or "
                 "dqn.eval_temperature > 0",
             )
-        if any(k < 1 or k > self.eval_num_samples for k in self.eval_k):
-            raise invalid(
-                "eval_k",
-                f"each k must be in 1..eval_num_samples={self.eval_num_samples} "
-                f"(got {self.eval_k}); raise dqn.eval_num_samples or lower k",
-            )
+        check.eval_ks(self, "dqn")
 
 
 @dataclass

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from trainers.common import validate as check
 from trainers.common.config import LegacyFlag, common_legacy_flags, help_field, invalid, parse_cli
 from trainers.common.sections import TrainerConfig
 
@@ -71,43 +72,23 @@ class GRPOSettings:
     )
 
     def __post_init__(self) -> None:
-        if self.num_generations < 2:
-            raise invalid(
-                "num_generations",
-                f"G={self.num_generations}: group-relative advantages need G >= 2; "
-                "set grpo.num_generations=2 or more",
-            )
-        for name in (
+        check.group_size(self, "grpo")
+        check.at_least_one(
+            self,
             "prompts_per_step",
             "max_new_tokens",
             "num_epochs",
             "num_iterations",
             "gradient_accumulation_steps",
-        ):
-            if getattr(self, name) < 1:
-                raise invalid(name, f"must be >= 1 (got {getattr(self, name)})")
-        for name in ("learning_rate", "temperature", "top_p"):
-            if getattr(self, name) <= 0:
-                raise invalid(name, f"must be > 0 (got {getattr(self, name)})")
-        if self.top_p > 1:
-            raise invalid("top_p", f"must be <= 1 (got {self.top_p})")
-        for name in ("beta", "weight_decay", "max_grad_norm", "max_steps"):
-            if getattr(self, name) < 0:
-                raise invalid(name, f"must be >= 0 (got {getattr(self, name)})")
+        )
+        check.sampling(self)
+        check.non_negative(
+            self, "beta", "weight_decay", "max_grad_norm", "max_steps", "steps_per_generation"
+        )
         if not 0 < self.epsilon < 1:
             raise invalid("epsilon", f"must be in (0, 1) (got {self.epsilon}); 0.2 is usual")
-        if self.epsilon_high <= 0:
-            raise invalid("epsilon_high", f"must be > 0 (got {self.epsilon_high}); DAPO uses 0.28")
-        if self.steps_per_generation < 0:
-            raise invalid("steps_per_generation", f"must be >= 0 (got {self.steps_per_generation})")
-        if not 0 <= self.overlong_buffer < self.max_new_tokens:
-            raise invalid(
-                "overlong_buffer",
-                f"must be in 0..max_new_tokens-1={self.max_new_tokens - 1} "
-                f"(got {self.overlong_buffer}); DAPO used a fifth of the limit",
-            )
-        if self.overlong_penalty < 0:
-            raise invalid("overlong_penalty", f"must be >= 0 (got {self.overlong_penalty})")
+        check.clip_high(self)
+        check.overlong(self, "DAPO used a fifth of the limit")
 
 
 @dataclass

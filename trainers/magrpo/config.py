@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from trainers.common import validate as check
 from trainers.common.config import LegacyFlag, common_legacy_flags, help_field, invalid, parse_cli
 from trainers.common.sections import TrainerConfig
 
@@ -113,16 +114,9 @@ class MAGRPOSettings:
     )
 
     def __post_init__(self) -> None:
-        if self.num_agents < 1:
-            raise invalid("num_agents", f"must be >= 1 (got {self.num_agents})")
-        if self.num_generations < 2:
-            raise invalid(
-                "num_generations",
-                f"G={self.num_generations}: group-relative advantages need G >= 2; "
-                "set magrpo.num_generations=2 or more",
-            )
-        if self.num_turns < 1:
-            raise invalid("num_turns", f"must be >= 1 (got {self.num_turns})")
+        check.at_least_one(self, "num_agents")
+        check.group_size(self, "magrpo")
+        check.at_least_one(self, "num_turns")
         if self.turn_gradient_weights and len(self.turn_gradient_weights) != self.num_turns:
             raise invalid(
                 "turn_gradient_weights",
@@ -131,27 +125,16 @@ class MAGRPOSettings:
             )
         if any(w < 0 for w in self.turn_gradient_weights):
             raise invalid("turn_gradient_weights", "weights must be >= 0")
-        for name in ("learning_rate", "temperature", "top_p"):
-            if getattr(self, name) <= 0:
-                raise invalid(name, f"must be > 0 (got {getattr(self, name)})")
-        if self.top_p > 1:
-            raise invalid("top_p", f"must be <= 1 (got {self.top_p})")
-        if self.beta < 0:
-            raise invalid("beta", f"must be >= 0 (got {self.beta})")
-        if not 0 <= self.gamma <= 1:
-            raise invalid("gamma", f"must be in [0, 1] (got {self.gamma})")
-        for name in ("num_epochs", "rollout_buffer_size", "max_new_tokens", "eval_num_samples"):
-            if getattr(self, name) < 1:
-                raise invalid(name, f"must be >= 1 (got {getattr(self, name)})")
-        for name in ("max_steps", "minibatch_size", "eval_interval", "eval_max_problems"):
-            if getattr(self, name) < 0:
-                raise invalid(name, f"must be >= 0 (got {getattr(self, name)})")
-        if any(k < 1 or k > self.eval_num_samples for k in self.eval_k):
-            raise invalid(
-                "eval_k",
-                f"each k must be in 1..eval_num_samples={self.eval_num_samples} "
-                f"(got {self.eval_k}); raise magrpo.eval_num_samples or lower k",
-            )
+        check.sampling(self)
+        check.non_negative(self, "beta")
+        check.in_unit_interval(self, "gamma")
+        check.at_least_one(
+            self, "num_epochs", "rollout_buffer_size", "max_new_tokens", "eval_num_samples"
+        )
+        check.non_negative(
+            self, "max_steps", "minibatch_size", "eval_interval", "eval_max_problems"
+        )
+        check.eval_ks(self, "magrpo")
         if self.joint_mode == "cross" and self.num_generations**self.num_agents > 4096:
             raise invalid(
                 "joint_mode",
@@ -168,26 +151,14 @@ class MAGRPOSettings:
             )
         if self.overlong not in ("none", "mask", "soft"):
             raise invalid("overlong", f"is {self.overlong!r}; use none, mask or soft")
-        if self.ppo_epochs < 1:
-            raise invalid("ppo_epochs", f"must be >= 1 (got {self.ppo_epochs})")
+        check.at_least_one(self, "ppo_epochs")
         if not 0 < self.epsilon_low < 1:
             raise invalid(
                 "epsilon_low", f"must be in (0, 1) (got {self.epsilon_low}); 0.2 is usual"
             )
-        if self.epsilon_high <= 0:
-            raise invalid("epsilon_high", f"must be > 0 (got {self.epsilon_high}); DAPO uses 0.28")
-        if self.dynamic_sampling_rounds < 0:
-            raise invalid(
-                "dynamic_sampling_rounds", f"must be >= 0 (got {self.dynamic_sampling_rounds})"
-            )
-        if not 0 <= self.overlong_buffer < self.max_new_tokens:
-            raise invalid(
-                "overlong_buffer",
-                f"must be in 0..max_new_tokens-1={self.max_new_tokens - 1} (got "
-                f"{self.overlong_buffer}); 0 picks a fifth of max_new_tokens",
-            )
-        if self.overlong_penalty < 0:
-            raise invalid("overlong_penalty", f"must be >= 0 (got {self.overlong_penalty})")
+        check.clip_high(self)
+        check.non_negative(self, "dynamic_sampling_rounds")
+        check.overlong(self, "0 picks a fifth of max_new_tokens")
         if self.dynamic_sampling and self.advantage_mode == "raw":
             raise invalid(
                 "dynamic_sampling",

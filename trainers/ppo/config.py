@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from trainers.common import validate as check
 from trainers.common.config import LegacyFlag, common_legacy_flags, help_field, invalid, parse_cli
 from trainers.common.sections import TrainerConfig
 
@@ -54,7 +55,8 @@ class PPOSettings:
     def __post_init__(self) -> None:
         if self.critic not in ("independent", "central"):
             raise invalid("critic", f"must be independent or central (got {self.critic!r})")
-        for name in (
+        check.at_least_one(
+            self,
             "num_agents",
             "prompts_per_step",
             "samples_per_prompt",
@@ -62,28 +64,18 @@ class PPOSettings:
             "max_prompt_tokens",
             "ppo_epochs",
             "num_epochs",
-        ):
-            if getattr(self, name) < 1:
-                raise invalid(name, f"must be >= 1 (got {getattr(self, name)})")
-        for name in ("gamma", "lam"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise invalid(name, f"must be in [0, 1] (got {getattr(self, name)})")
+        )
+        check.in_unit_interval(self, "gamma", "lam")
         if not 0 < self.clip_range < 1:
             raise invalid("clip_range", f"must be in (0, 1) (got {self.clip_range}); 0.2 is usual")
         if self.value_clip_range is not None and self.value_clip_range <= 0:
             raise invalid("value_clip_range", "must be > 0, or null to turn value clipping off")
-        for name in ("learning_rate", "temperature", "top_p"):
-            if getattr(self, name) <= 0:
-                raise invalid(name, f"must be > 0 (got {getattr(self, name)})")
+        check.sampling(self)
         if self.value_learning_rate is not None and self.value_learning_rate <= 0:
             raise invalid("value_learning_rate", "must be > 0, or null to use learning_rate")
-        if self.top_p > 1:
-            raise invalid("top_p", f"must be <= 1 (got {self.top_p})")
-        for name in ("vf_coef", "beta", "weight_decay", "max_grad_norm", "max_steps"):
-            if getattr(self, name) < 0:
-                raise invalid(name, f"must be >= 0 (got {getattr(self, name)})")
-        if self.minibatch_size < 0:
-            raise invalid("minibatch_size", f"must be >= 0 (got {self.minibatch_size})")
+        check.non_negative(
+            self, "vf_coef", "beta", "weight_decay", "max_grad_norm", "max_steps", "minibatch_size"
+        )
         batch = self.prompts_per_step * self.samples_per_prompt
         if self.minibatch_size > batch:
             raise invalid(
