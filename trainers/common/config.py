@@ -12,7 +12,7 @@ import argparse
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
@@ -174,6 +174,77 @@ def _describe(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
 
+def _union(value: Any, plain: Any, args: tuple[Any, ...], key: str) -> Any:
+    if plain is None and type(None) in args:
+        return None
+    for arg in (a for a in args if a is not type(None)):
+        try:
+            return coerce(value, arg, key)
+        except ValueError:
+            continue
+    raise ValueError(f"expected {' or '.join(_describe(a) for a in args)}, got {plain!r}")
+
+
+def _literal(value: Any, plain: Any, args: tuple[Any, ...]) -> Any:
+    choice = str(value) if isinstance(value, RawText) else plain
+    if choice in args:
+        return choice
+    raise ValueError(f"expected one of {', '.join(map(repr, args))}, got {choice!r}")
+
+
+def _sequence(plain: Any, origin: Any, args: tuple[Any, ...], key: str) -> Any:
+    if isinstance(plain, str | int | float) and not isinstance(plain, bool):
+        plain = [plain]  # a single value where a list is expected
+    if not isinstance(plain, list | tuple):
+        raise ValueError(f"expected a list, got {plain!r}")
+    item = args[0] if args else Any
+    items = [coerce(v, item, f"{key}[{i}]") for i, v in enumerate(plain)]
+    return tuple(items) if origin is tuple else items
+
+
+def _is_number(plain: Any) -> bool:
+    return isinstance(plain, int | float) and not isinstance(plain, bool)
+
+
+def _bool(value: Any, plain: Any) -> bool:
+    if isinstance(plain, bool):
+        return plain
+    raise ValueError(f"expected true or false, got {plain!r}")
+
+
+def _int(value: Any, plain: Any) -> int:
+    if isinstance(plain, int) and not isinstance(plain, bool):
+        return plain
+    if isinstance(plain, float) and plain.is_integer():
+        return int(plain)
+    raise ValueError(f"expected an integer, got {plain!r}")
+
+
+def _float(value: Any, plain: Any) -> float:
+    if _is_number(plain):
+        return float(plain)
+    if isinstance(plain, str):
+        try:  # PyYAML reads "1e-5" (no dot) as a string
+            return float(plain)
+        except ValueError:
+            pass
+    raise ValueError(f"expected a number, got {plain!r}")
+
+
+def _str(value: Any, plain: Any) -> str:
+    if isinstance(value, RawText):
+        return str(value)  # the override's own text: model.name=123 stays "123"
+    if isinstance(plain, str):
+        return plain
+    if _is_number(plain):
+        return str(plain)
+    raise ValueError(f"expected a string, got {plain!r}")
+
+
+# The plain types, each as ``(value, plain) -> converted``; ``value`` may be a RawText.
+SCALARS: dict[Any, Callable[[Any, Any], Any]] = {bool: _bool, int: _int, float: _float, str: _str}
+
+
 def coerce(value: Any, tp: Any, key: str) -> Any:
     """``value`` checked/converted to type ``tp``; raises ``ValueError`` saying what was expected."""
     origin = typing.get_origin(tp)
@@ -182,63 +253,21 @@ def coerce(value: Any, tp: Any, key: str) -> Any:
     if tp is Any:
         return plain
     if origin in (Union, types.UnionType):
-        if plain is None and type(None) in args:
-            return None
-        errors = []
-        for arg in (a for a in args if a is not type(None)):
-            try:
-                return coerce(value, arg, key)
-            except ValueError as exc:
-                errors.append(str(exc))
-        raise ValueError(f"expected {' or '.join(_describe(a) for a in args)}, got {plain!r}")
+        return _union(value, plain, args, key)
     if origin is typing.Literal:
-        choice = str(value) if isinstance(value, RawText) else plain
-        if choice in args:
-            return choice
-        raise ValueError(f"expected one of {', '.join(map(repr, args))}, got {choice!r}")
+        return _literal(value, plain, args)
     if dataclasses.is_dataclass(tp):
         if not isinstance(plain, dict):
             raise ValueError(f"expected a mapping of {tp.__name__} settings, got {plain!r}")
-        return build(tp, plain, prefix=key)
+        return build(tp, plain, prefix=key)  # type: ignore[arg-type]
     if origin in (list, tuple) or tp in (list, tuple):
-        if isinstance(plain, str | int | float) and not isinstance(plain, bool):
-            plain = [plain]  # a single value where a list is expected
-        if not isinstance(plain, list | tuple):
-            raise ValueError(f"expected a list, got {plain!r}")
-        item = args[0] if args else Any
-        items = [coerce(v, item, f"{key}[{i}]") for i, v in enumerate(plain)]
-        return tuple(items) if origin is tuple else items
+        return _sequence(plain, origin, args, key)
     if origin is dict or tp is dict:
         if not isinstance(plain, dict):
             raise ValueError(f"expected a mapping, got {plain!r}")
         return dict(plain)
-    if tp is bool:
-        if isinstance(plain, bool):
-            return plain
-        raise ValueError(f"expected true or false, got {plain!r}")
-    if tp is int:
-        if isinstance(plain, int) and not isinstance(plain, bool):
-            return plain
-        if isinstance(plain, float) and plain.is_integer():
-            return int(plain)
-        raise ValueError(f"expected an integer, got {plain!r}")
-    if tp is float:
-        if isinstance(plain, int | float) and not isinstance(plain, bool):
-            return float(plain)
-        if isinstance(plain, str):
-            try:  # PyYAML reads "1e-5" (no dot) as a string
-                return float(plain)
-            except ValueError:
-                pass
-        raise ValueError(f"expected a number, got {plain!r}")
-    if tp is str:
-        if isinstance(value, RawText):
-            return str(value)
-        if isinstance(plain, str):
-            return plain
-        if isinstance(plain, int | float) and not isinstance(plain, bool):
-            return str(plain)
-        raise ValueError(f"expected a string, got {plain!r}")
+    if tp in SCALARS:
+        return SCALARS[tp](value, plain)
     if isinstance(plain, tp):
         return plain
     raise ValueError(f"expected {_describe(tp)}, got {plain!r}")
