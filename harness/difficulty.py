@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.cliflags import Flag, add_flags, flag_values
 from harness.records import Problem
 
 FORMAT = 1
@@ -254,6 +255,18 @@ def band_counts(table: Mapping[str, Difficulty]) -> dict[str, int]:
 # ---------------------------------------------------------------- the command
 
 
+# The sampling flags that fill GenerationSettings (a pass rate needs several samples, hence
+# defaults of its own: n=8 at temperature 0.8).
+SAMPLING = (
+    Flag("-n", "n", int, "samples per problem (default 8)", default=8),
+    Flag("--temperature", "temperature", float, "sampling temperature", default=0.8),
+    Flag("--top-p", "top_p", float, "nucleus sampling", default=0.95),
+    Flag("--max-new-tokens", "max_new_tokens", int, "tokens per answer", default=384),
+    Flag("--seed", "seed", int, "sampling seed", default=0),
+    Flag("--batch-size", "batch_size", int, "rows per generation call", default=8),
+)
+
+
 def add_difficulty_parser(sub: Any) -> None:
     cmd = sub.add_parser(
         "difficulty",
@@ -264,12 +277,7 @@ def add_difficulty_parser(sub: Any) -> None:
     cmd.add_argument("--suite", required=True, help="suite name (e.g. mbpp)")
     cmd.add_argument("--split", default="train", help="split, optionally sliced: train[:100]")
     cmd.add_argument("--model", required=True, help="registry name, hub name or folder")
-    cmd.add_argument("-n", type=int, default=8, help="samples per problem (default 8)")
-    cmd.add_argument("--temperature", type=float, default=0.8, help="sampling temperature")
-    cmd.add_argument("--top-p", type=float, default=0.95, help="nucleus sampling")
-    cmd.add_argument("--max-new-tokens", type=int, default=384, help="tokens per answer")
-    cmd.add_argument("--seed", type=int, default=0, help="sampling seed")
-    cmd.add_argument("--batch-size", type=int, default=8, help="rows per generation call")
+    add_flags(cmd, SAMPLING)
     cmd.add_argument("--backend", default="auto", help="auto, transformers, vllm, vllm-server")
     cmd.add_argument("--device", default=None, help="transformers device (cpu, cuda)")
     cmd.add_argument("--dtype", default="float32", help="transformers dtype")
@@ -294,23 +302,13 @@ def run_difficulty(args: argparse.Namespace) -> int:
     path = args.output or default_path(
         args.suite, args.split, args.model, args.n, args.temperature, args.max_new_tokens, args.seed
     )
-    settings = GenerationSettings(
-        n=args.n,
-        temperature=args.temperature,
-        top_p=args.top_p,
-        max_new_tokens=args.max_new_tokens,
-        seed=args.seed,
-        batch_size=args.batch_size,
-    )
+    sampling = flag_values(args, SAMPLING)
+    settings = GenerationSettings(**sampling)
     meta = {
         "suite": args.suite,
         "split": split_name(args.split),
         "model": args.model,
-        "n": args.n,
-        "temperature": args.temperature,
-        "top_p": args.top_p,
-        "max_new_tokens": args.max_new_tokens,
-        "seed": args.seed,
+        **{k: v for k, v in sampling.items() if k != "batch_size"},  # batch size: not a result
     }
     known = read_table(path) if path.exists() else {}
     backend = None
