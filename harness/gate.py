@@ -212,16 +212,7 @@ def compare_suite(
         confidence=confidence,
         fail_under=fail_under,
     )
-    if fail_under is not None:
-        if verdict.current_pass1 is None:
-            verdict.reasons.append(
-                f"no sample of this suite could be judged (all ended in errors), so the floor "
-                f"{fail_under:.4f} is not met"
-            )
-        elif verdict.current_pass1 < fail_under:
-            verdict.reasons.append(
-                f"pass@1 {verdict.current_pass1:.4f} is below the floor {fail_under:.4f}"
-            )
+    _check_floor(verdict)
     if baseline is None:
         return verdict
     if not baseline:
@@ -249,6 +240,40 @@ def compare_suite(
         verdict.baseline_pass1 = mean_rate(baseline)
         verdict.reasons.append("no problem in common with the baseline: nothing was compared")
         return verdict
+    _compare_common(verdict, current, baseline, common, resamples, seed)
+    # A tiny epsilon so that a drop equal to the tolerance (up to float noise) passes.
+    if verdict.drop > max_drop + 1e-12 and verdict.significant:
+        verdict.reasons.append(
+            f"pass@1 dropped by {verdict.drop:.4f} (> {max_drop:.4f}) and the drop is "
+            f"significant (p={verdict.p_value:.4g} < {1.0 - confidence:.4g})"
+        )
+    return verdict
+
+
+def _check_floor(verdict: SuiteVerdict) -> None:
+    """A reason when the run's pass@1 misses the floor (``fail_under``), or has none."""
+    floor = verdict.fail_under
+    if floor is None:
+        return
+    if verdict.current_pass1 is None:
+        verdict.reasons.append(
+            f"no sample of this suite could be judged (all ended in errors), so the floor "
+            f"{floor:.4f} is not met"
+        )
+    elif verdict.current_pass1 < floor:
+        verdict.reasons.append(f"pass@1 {verdict.current_pass1:.4f} is below the floor {floor:.4f}")
+
+
+def _compare_common(
+    verdict: SuiteVerdict,
+    current: Mapping[str, ProblemResult],
+    baseline: Mapping[str, ProblemResult],
+    common: list[str],
+    resamples: int,
+    seed: int,
+) -> None:
+    """The drop, the changed problems and the test's p-value over the ``common`` problems:
+    McNemar's test when every problem has one sample each side, else a paired bootstrap."""
     base = [baseline[t].rate for t in common]
     cur = [current[t].rate for t in common]
     verdict.baseline_pass1 = math.fsum(base) / len(base)
@@ -266,19 +291,29 @@ def compare_suite(
         verdict.test = BOOTSTRAP
         diffs = [c - b for b, c in zip(base, cur, strict=True)]
         verdict.p_value = bootstrap_p(diffs, resamples=resamples, seed=seed)
-    verdict.significant = verdict.p_value < 1.0 - confidence
-    # A tiny epsilon so that a drop equal to the tolerance (up to float noise) passes.
-    if verdict.drop > max_drop + 1e-12 and verdict.significant:
-        verdict.reasons.append(
-            f"pass@1 dropped by {verdict.drop:.4f} (> {max_drop:.4f}) and the drop is "
-            f"significant (p={verdict.p_value:.4g} < {1.0 - confidence:.4g})"
-        )
-    return verdict
+    verdict.significant = verdict.p_value < 1.0 - verdict.confidence
 
 
 def format_verdict(v: SuiteVerdict, limit: int = 20) -> list[str]:
     """Human-readable lines for a terminal or a text report."""
-    lines: list[str] = []
+    lines = [_headline(v)]
+    if v.test is not None and v.p_value is not None:
+        lines.append(
+            f"  test: {v.test}: p={v.p_value:.4g} at confidence {v.confidence:g}"
+            f" -> {'significant' if v.significant else 'within noise'}"
+        )
+    lines += _change_lines(v, limit)
+    if v.only_baseline:
+        lines.append(f"  {len(v.only_baseline)} problem(s) only in the baseline (not compared)")
+    if v.only_current:
+        lines.append(f"  {len(v.only_current)} problem(s) only in this run (not compared)")
+    lines.extend(f"  note: {n}" for n in v.notes)
+    lines.extend(f"  reason: {r}" for r in v.reasons)
+    return lines
+
+
+def _headline(v: SuiteVerdict) -> str:
+    """The suite's pass@1, against the baseline and the floor where there are, and the verdict."""
     current = "n/a (no sample judged)" if v.current_pass1 is None else f"{v.current_pass1:.4f}"
     head = f"{v.suite}: pass@1 {current}"
     if v.baseline_pass1 is not None and v.compared:
@@ -288,27 +323,22 @@ def format_verdict(v: SuiteVerdict, limit: int = 20) -> list[str]:
         head += f" (baseline {v.baseline_pass1:.4f}, no problem compared)"
     if v.fail_under is not None:
         head += f", floor {v.fail_under:.4f}"
-    lines.append(head + (" -- OK" if v.passed else " -- FAILED"))
-    if v.test is not None and v.p_value is not None:
-        lines.append(
-            f"  test: {v.test}: p={v.p_value:.4g} at confidence {v.confidence:g}"
-            f" -> {'significant' if v.significant else 'within noise'}"
-        )
+    return head + (" -- OK" if v.passed else " -- FAILED")
+
+
+def _change_lines(v: SuiteVerdict, limit: int) -> list[str]:
+    """The regressed and improved problems, ``limit`` named of each (pass->fail wording when
+    every rate is 0 or 1, i.e. one sample per problem)."""
     binary = all(
         c.baseline in (0.0, 1.0) and c.current in (0.0, 1.0) for c in v.regressed + v.improved
     )
     titles = ("pass->fail", "fail->pass") if binary else ("worse", "better")
+    lines = []
     for title, changes in zip(titles, (v.regressed, v.improved), strict=True):
         if changes:
             shown = ", ".join(_change(c) for c in changes[:limit])
             more = f", ... {len(changes) - limit} more" if len(changes) > limit else ""
             lines.append(f"  {title} ({len(changes)}): {shown}{more}")
-    if v.only_baseline:
-        lines.append(f"  {len(v.only_baseline)} problem(s) only in the baseline (not compared)")
-    if v.only_current:
-        lines.append(f"  {len(v.only_current)} problem(s) only in this run (not compared)")
-    lines.extend(f"  note: {n}" for n in v.notes)
-    lines.extend(f"  reason: {r}" for r in v.reasons)
     return lines
 
 

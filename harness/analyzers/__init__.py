@@ -83,13 +83,35 @@ def run_analyzers(
     """``{analyzer name: report}`` per subject, for the analyzers in ``names``."""
     cache = cache if cache is not None else shared_cache()
     results: list[dict[str, Report]] = [{} for _ in subjects]
+    jobs = _jobs(subjects, names, cache, results)
+    outputs = _run_jobs(jobs, subjects, timings)
+    for (analyzer, indices, keys), reports in zip(jobs, outputs, strict=True):
+        for i, report in zip(indices, reports, strict=True):
+            results[i][analyzer.name] = report
+        if keys:
+            cache.put_many((keys[i], report) for i, report in zip(indices, reports, strict=True))
+    return results
+
+
+# One analyzer's work: the subjects (by index) it must run on, and their cache keys (none for
+# an analyzer whose reports depend on the run, not only on the program).
+Job = tuple[Analyzer, list[int], list[str]]
+
+
+def _jobs(
+    subjects: Sequence[Subject],
+    names: Sequence[str],
+    cache: AnalyzerCache,
+    results: list[dict[str, Report]],
+) -> list[Job]:
+    """What is left to run once cached reports are placed in ``results``."""
     by_problem: dict[int, str] = {}  # one fingerprint per problem object in the batch
     fingerprints = [
         by_problem.get(id(s.problem))
         or by_problem.setdefault(id(s.problem), problem_fingerprint(s.problem))
         for s in subjects
     ]
-    jobs = []
+    jobs: list[Job] = []
     for name in names:
         analyzer = ANALYZERS[name]
         if not analyzer.static:
@@ -108,6 +130,13 @@ def run_analyzers(
                 missing.append(i)
         if missing:
             jobs.append((analyzer, missing, keys))
+    return jobs
+
+
+def _run_jobs(
+    jobs: list[Job], subjects: Sequence[Subject], timings: dict[str, float] | None
+) -> list[list[Report]]:
+    """Each job's reports, in the jobs' order."""
     # An analyzer that runs in a subprocess (ruff) works in a thread while the in-process ones
     # run here, one after the other: CPython 3.11's ast module is not safe to use from two
     # threads at once (SystemError: AST constructor recursion depth mismatch).
@@ -124,12 +153,7 @@ def run_analyzers(
                 outputs[i] = _run_one(analyzer, subjects, indices, timings)
         for i, future in futures.items():
             outputs[i] = future.result()
-    for (analyzer, indices, keys), reports in zip(jobs, outputs, strict=True):
-        for i, report in zip(indices, reports, strict=True):
-            results[i][analyzer.name] = report
-        if keys:
-            cache.put_many((keys[i], report) for i, report in zip(indices, reports, strict=True))
-    return results
+    return outputs
 
 
 def _run_one(

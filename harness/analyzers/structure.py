@@ -56,9 +56,7 @@ class StructureAnalyzer:
 
 
 def structure_report(tree: ast.Module | None, problem: Problem | None) -> StructureReport:
-    entry = problem.entry_point if problem is not None else ""
-    required = required_methods(problem) if problem is not None else []
-    is_class = bool(required) or (problem is not None and problem.suite == "classeval")
+    entry, required, is_class = _entry(problem)
     if tree is None:
         return {"parses": False, "entry_point": entry, "entry_defined": False, "is_class": is_class}
     functions = {
@@ -79,17 +77,32 @@ def structure_report(tree: ast.Module | None, problem: Problem | None) -> Struct
         "is_class": is_class,
     }
     if is_class:
-        cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == entry), None)
-        implemented = [] if cls is None else implemented_methods(cls)
-        report["entry_defined"] = cls is not None
-        report["signature_ok"] = None
-        report["methods_required"] = required
-        report["methods_implemented"] = [m for m in required if m in implemented]
-        report["methods_missing"] = [m for m in required if m not in implemented]
+        report.update(_class_entry(tree, entry, required))
     else:
         report["entry_defined"] = entry in functions
         report["signature_ok"] = _signature_ok(tree, problem) if entry in functions else None
     return report
+
+
+def _class_entry(tree: ast.Module, entry: str, required: list[str]) -> StructureReport:
+    """A class problem's part of the report: the class, and which required methods it has."""
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == entry), None)
+    implemented = [] if cls is None else implemented_methods(cls)
+    return {
+        "entry_defined": cls is not None,
+        "signature_ok": None,
+        "methods_required": required,
+        "methods_implemented": [m for m in required if m in implemented],
+        "methods_missing": [m for m in required if m not in implemented],
+    }
+
+
+def _entry(problem: Problem | None) -> tuple[str, list[str], bool]:
+    """The entry point's name, the methods a class problem requires, and whether it is one."""
+    if problem is None:
+        return "", [], False
+    required = required_methods(problem)
+    return problem.entry_point, required, bool(required) or problem.suite == "classeval"
 
 
 def required_methods(problem: Problem) -> list[str]:

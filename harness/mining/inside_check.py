@@ -41,6 +41,22 @@ def _mined_has_body(func: _ast.FunctionDef | _ast.AsyncFunctionDef) -> bool:
 
 def _mined_body(program: str, spec: dict) -> str:
     """The candidate's body of the target, indented for the hole (AssertionError: none)."""
+    body = _mined_target(program, spec).body
+    if (
+        body
+        and isinstance(body[0], _ast.Expr)
+        and isinstance(body[0].value, _ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]  # the docstring: the module copy keeps the original one
+    if not body:
+        return spec["indent"] + "pass\n"
+    return _mined_reindent(program.splitlines(), body, spec["indent"])
+
+
+def _mined_target(program: str, spec: dict) -> _ast.FunctionDef | _ast.AsyncFunctionDef:
+    """The answer's definition of the target: a method of the target's class first, then a
+    function of that name anywhere; of those, the last with a body (AssertionError: none)."""
     try:
         tree = _ast.parse(program)
     except SyntaxError as exc:
@@ -61,19 +77,11 @@ def _mined_body(program: str, spec: dict) -> str:
     pool = [n for n in preferred if _mined_has_body(n)] or [n for n in found if _mined_has_body(n)]
     if not (pool or preferred or found):
         raise AssertionError(f"the answer defines no function {spec['name']!r}")
-    func = (pool or preferred or found)[-1]
-    body = func.body
-    if (
-        body
-        and isinstance(body[0], _ast.Expr)
-        and isinstance(body[0].value, _ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        body = body[1:]  # the docstring: the module copy keeps the original one
-    indent = spec["indent"]
-    if not body:
-        return indent + "pass\n"
-    lines = program.splitlines()
+    return (pool or preferred or found)[-1]
+
+
+def _mined_reindent(lines: list[str], body: list, indent: str) -> str:
+    """The source lines of ``body`` moved from their own indentation to ``indent``."""
     first = min([body[0].lineno, *(d.lineno for d in getattr(body[0], "decorator_list", []))])
     col = (
         body[0].col_offset

@@ -109,35 +109,56 @@ def series_of(record: Mapping[str, Any]) -> Iterator[tuple[Key, float]]:
 def _walk(
     value: Mapping[str, Any], scope: str, agent: str, turn: int, path: tuple[str, ...]
 ) -> Iterator[tuple[Key, float]]:
-    top = not path
+    # The step's own record (not a group inside it) holds the keys with a meaning of their own.
+    record = not path and scope == "train" and agent == "" and turn == 0
     for raw, item in value.items():
         name = str(raw)
-        if top and scope == "train" and agent == "" and turn == 0:
-            if name == "step" or name in SUMMARY_KEYS:
-                continue
-            if name == "eval" and isinstance(item, Mapping):
-                yield from _walk(item, "eval", "", 0, ())
-                continue
-            if name.startswith("eval_"):  # TRL's evaluation metrics: eval_loss, eval_reward
-                number = _number(item)
-                if number is not None:
-                    yield Key("eval", "", 0, name.removeprefix("eval_")), number
-                continue
-            if name == "agents" and isinstance(item, Mapping):
-                for who, sub in item.items():
-                    if isinstance(sub, Mapping):
-                        yield from _walk(sub, scope, str(who), 0, ())
-                continue
-        found = TURN.fullmatch(name)
-        if top and turn == 0 and found and isinstance(item, Mapping):
-            yield from _walk(item, scope, agent, int(found.group(1)), ())
-            continue
-        if isinstance(item, Mapping):
-            if top and agent == "" and turn == 0 and scope == "train" and name not in GROUPS:
-                yield from _walk(item, scope, name, turn, ())
-            else:
-                yield from _walk(item, scope, agent, turn, (*path, name))
-            continue
+        if record and _is_record_key(name, item):
+            yield from _record_key(name, item)
+        else:
+            yield from _walk_item(name, item, scope, agent, turn, path)
+
+
+def _is_record_key(name: str, item: Any) -> bool:
+    return (
+        name == "step"
+        or name in SUMMARY_KEYS
+        or name.startswith("eval_")
+        or (name in ("eval", "agents") and isinstance(item, Mapping))
+    )
+
+
+def _record_key(name: str, item: Any) -> Iterator[tuple[Key, float]]:
+    """A top-level key of a step's record: skipped (the step, TRL's totals), an evaluation, or
+    per-agent groups."""
+    if name == "step" or name in SUMMARY_KEYS:
+        return
+    if name == "eval":
+        yield from _walk(item, "eval", "", 0, ())
+    elif name.startswith("eval_"):  # TRL's evaluation metrics: eval_loss, eval_reward
+        number = _number(item)
+        if number is not None:
+            yield Key("eval", "", 0, name.removeprefix("eval_")), number
+    else:  # agents
+        for who, sub in item.items():
+            if isinstance(sub, Mapping):
+                yield from _walk(sub, "train", str(who), 0, ())
+
+
+def _walk_item(
+    name: str, item: Any, scope: str, agent: str, turn: int, path: tuple[str, ...]
+) -> Iterator[tuple[Key, float]]:
+    """One key of any level: a turn's group, an agent's group, a nested group or a number."""
+    top = not path
+    found = TURN.fullmatch(name)
+    if top and turn == 0 and found and isinstance(item, Mapping):
+        yield from _walk(item, scope, agent, int(found.group(1)), ())
+    elif isinstance(item, Mapping):
+        if top and agent == "" and turn == 0 and scope == "train" and name not in GROUPS:
+            yield from _walk(item, scope, name, turn, ())
+        else:
+            yield from _walk(item, scope, agent, turn, (*path, name))
+    else:
         number = _number(item)
         if number is not None:
             yield Key(scope, agent, turn, "/".join((*path, name))), number
