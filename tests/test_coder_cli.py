@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.coder.config import ConfigError, load_config
+from harness.coder.eval_config import ConfigError, load_config
 from harness.coder.pairs import build_pairs, load_pairs
 
 

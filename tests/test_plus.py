@@ -24,7 +24,7 @@ from harness.plus import expand_plus, request_plus
 from harness.plus.cases import is_plus, literal
 from harness.plus.contracts import contract
 from harness.plus.domains import Hints, infer
-from harness.plus.mutation import mutate_inputs
+from harness.plus.input_mutation import mutate_inputs
 from harness.plus.strategies import draw
 from harness.records import Problem
 from harness.sandbox import SandboxSettings

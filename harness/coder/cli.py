@@ -69,7 +69,7 @@ def _settings_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run_coder(args: argparse.Namespace) -> int:
-    from harness.coder.config import ConfigError
+    from harness.coder.eval_config import ConfigError
 
     try:
         return _COMMANDS[args.coder_command](args)
@@ -110,7 +110,7 @@ def _pairs(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from harness.coder.config import load_config
+    from harness.coder.eval_config import load_config
     from harness.coder.evaluation import run_evaluation
 
     config = load_config(args.config)
@@ -120,7 +120,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _metrics(args: argparse.Namespace) -> int:
-    from harness.coder.config import load_config
+    from harness.coder.eval_config import load_config
     from harness.coder.evaluation import run_metrics
 
     for path in run_metrics(load_config(args.config)):
@@ -137,7 +137,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from harness.coder.config import load_config
+    from harness.coder.eval_config import load_config
     from harness.coder.report import write_report
 
     configs = [load_config(path) for path in args.config]

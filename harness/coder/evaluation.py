@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.coder.config import EvalConfig
+from harness.coder.eval_config import EvalConfig
 from harness.coder.metrics import DEFAULT_SCORES, PairRun, compute_metrics
 from harness.coder.pairs import Pair, iter_levels, load_pairs, problem_of
 from harness.coder.search import Coder

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import harness.report.html as h
-from harness.coder.config import EvalConfig
+from harness.coder.eval_config import EvalConfig
 from harness.coder.evaluation import METRICS_FILE
 from harness.coder.metrics import METRICS
 from harness.coder.pairs import LEVELS, level_dirs

@@ -4,7 +4,7 @@ A benchmark's literal check inputs are the best description of what its function
 types, ranges, lengths, alphabets and nesting. A :class:`Domain` records that (and, where a
 position has no literal inputs, what its annotation says), so generation stays inside it:
 hypothesis draws from it (:mod:`harness.plus.strategies`), mutation keeps to it
-(:mod:`harness.plus.mutation`), and shrinking never leaves it (:meth:`Domain.contains`).
+(:mod:`harness.plus.input_mutation`), and shrinking never leaves it (:meth:`Domain.contains`).
 
 Conservative where it matters: an input outside what a function is specified for turns the
 reference's arbitrary answer into an expected value, and a correct program would then fail.

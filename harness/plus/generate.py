@@ -2,7 +2,8 @@
 
 1. **Pool.** The checks' literal inputs define each argument's domain
    (:mod:`harness.plus.domains`); the pool holds type-aware mutations of those inputs
-   (:mod:`harness.plus.mutation`) and hypothesis's own examples (:mod:`harness.plus.strategies`),
+   (:mod:`harness.plus.input_mutation`) and hypothesis's own examples
+   (:mod:`harness.plus.strategies`),
    minus inputs outside the problem's contract and the checks' own inputs.
 2. **Reference runs**, in the sandbox, twice (with different ``random`` seeds): an input is
    kept only where the reference returned both times, the same literal value, within the time
@@ -38,8 +39,8 @@ from harness.completions import assemble_program
 from harness.paths import cache_dir
 from harness.plus.contracts import Contract, contract
 from harness.plus.domains import Domain, Hints, from_annotation, infer
+from harness.plus.input_mutation import mutate_inputs
 from harness.plus.mutants import mutants
-from harness.plus.mutation import mutate_inputs
 from harness.plus.runner import (
     InfrastructureError,
     Run,
