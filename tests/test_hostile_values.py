@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.sandbox.inside import codec
+from harness.sandbox.channel import codec
 
 P = sys.hash_info.modulus  # ints that differ by a multiple of it hash alike
 

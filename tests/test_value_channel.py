@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
 
 from harness.sandbox.api import CaseRequest, SampleRequest
+from harness.sandbox.channel import codec
 from harness.sandbox.decode import CORRUPTED, ReplyError, assemble
-from harness.sandbox.inside import codec
 
 # numpy dtypes that travel as themselves (long doubles do not: they become opaque)
 numeric_dtypes = npst.scalar_dtypes().filter(

@@ -23,7 +23,7 @@ from harness.completions import assemble_program
 from harness.records import Problem
 from harness.runtime import build_request
 from harness.sandbox import Sandbox, SandboxSettings
-from harness.sandbox.inside import codec
+from harness.sandbox.channel import codec
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-INSIDE_MOUNT = "/tmp/.codeeval"  # under the sandbox's own /tmp, so the mount point can exist
+# The fork server's code (inside/) and the value channel it loads beside it (channel/), shown
+# under the sandbox's own /tmp (so the mount points can exist) in the same layout as here.
+INSIDE_MOUNT = "/tmp/.codeeval/inside"
 INSIDE_DIR = Path(__file__).resolve().parent / "inside"
+CHANNEL_MOUNT = "/tmp/.codeeval/channel"
+CHANNEL_DIR = Path(__file__).resolve().parent / "channel"
 
 
 def _namespace_args() -> list[str]:
@@ -450,6 +454,7 @@ def build_command(
     bwrap = shutil.which("bwrap") or "bwrap"
     args = isolation_args(bwrap) + view_args(hide)
     args += ["--ro-bind", str(INSIDE_DIR), INSIDE_MOUNT]
+    args += ["--ro-bind", str(CHANNEL_DIR), CHANNEL_MOUNT]
     for outside, inside in ro_binds:
         args += ["--ro-bind", outside, inside]
     args += ["--chdir", "/tmp", "--"]

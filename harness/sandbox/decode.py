@@ -23,8 +23,8 @@ from harness.sandbox.api import (
     SampleRequest,
     empty_resources,
 )
+from harness.sandbox.channel import codec
 from harness.sandbox.coverage_data import analyze
-from harness.sandbox.inside import codec
 
 CORRUPTED = "corrupted result channel"
 MAX_ARCS = 1_000_000  # a program has far fewer distinct arcs; more is a forged report

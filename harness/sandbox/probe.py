@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from harness.sandbox import bwrap
+import harness.sandbox.bwrap as bwrap
 from harness.sandbox.api import CaseRequest, SampleRequest, SandboxSettings
 
 NOBODY = 65534

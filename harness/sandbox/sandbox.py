@@ -23,8 +23,8 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+import harness.sandbox.bwrap as bwrap
 from harness.paths import deps_root
-from harness.sandbox import bwrap
 from harness.sandbox.api import (
     CaseExecution,
     CaseRequest,

@@ -174,7 +174,7 @@ class ChildSide:
             handle = len(self.table) + 1
             self.table[handle] = value
             self.handles[id(value)] = handle
-        return ["h", handle, self.codec._type_name(value)]
+        return ["h", handle, self.codec.type_name(value)]
 
     def _from_handle(self, node: list[Any]) -> Any:
         if len(node) == 4 and node[1] == "ref":  # a named object of the judge's: import it
@@ -191,7 +191,7 @@ class ChildSide:
     def serve(self) -> bool:
         """Answer operations until the judge ends the case (True) or is gone (False)."""
         codec = self.codec
-        codec.opaque_hook, codec.handle_hook = self._to_handle, self._from_handle
+        codec.hooks.opaque, codec.hooks.handle = self._to_handle, self._from_handle
         try:
             while True:
                 try:
@@ -205,7 +205,7 @@ class ChildSide:
                     return True
                 self._answer(name, message)
         finally:
-            codec.opaque_hook = codec.handle_hook = None
+            codec.hooks.opaque = codec.hooks.handle = None
 
     def _answer(self, name: Any, message: dict[str, Any]) -> None:
         codec = self.codec
@@ -218,11 +218,11 @@ class ChildSide:
             elif name == "global":
                 result = self.env[args[0]]
             elif name == "plain":
-                codec.opaque_hook = _named_or_opaque  # the compare path's encoding: no handles
+                codec.hooks.opaque = _named_or_opaque  # the compare path's encoding: no handles
                 try:
                     reply = {"v": codec.encode_value(args[0])}
                 finally:
-                    codec.opaque_hook = self._to_handle
+                    codec.hooks.opaque = self._to_handle
                 self._send(reply)
                 return
             else:
@@ -242,9 +242,9 @@ class ChildSide:
         except KeyError as exc:
             if name == "global":
                 exc = NameError(f"name {exc.args[0]!r} is not defined")
-            reply = {"e": codec._raised(exc)}
+            reply = {"e": codec.raised(exc)}
         except BaseException as exc:  # noqa: B036 - the candidate's, sent to the judge
-            reply = {"e": codec._raised(exc)}
+            reply = {"e": codec.raised(exc)}
         self._send(reply)
 
     def _send(self, reply: dict[str, Any]) -> None:
@@ -267,9 +267,9 @@ class JudgeSide:
         # Once the bridge broke, no outcome of the case may be reported: a check that swallows
         # the error (a bare ``except:``) must not pass because the candidate's process died.
         self.closed = False
-        codec._ENCODERS[id(Remote)] = self._encode_remote
-        codec.handle_hook = self._remote
-        codec.opaque_hook = self._trusted_object
+        codec.ENCODERS[id(Remote)] = self._encode_remote
+        codec.hooks.handle = self._remote
+        codec.hooks.opaque = self._trusted_object
 
     @staticmethod
     def _encode_remote(value: Remote, depth: int, budget: list[int]) -> list[Any]:
@@ -311,7 +311,7 @@ class JudgeSide:
         reply = self._roundtrip(message)
         try:
             if "e" in reply:
-                raise_from = codec._end_of_iterator(reply["e"])
+                raise_from = codec.end_of_iterator(reply["e"])
             else:
                 value = codec.decode_value(reply.get("v"))
                 for index, data in reply.get("w") or ():
@@ -325,14 +325,15 @@ class JudgeSide:
     def plain(self, remote: Remote) -> Any:
         """The value the compare path would see for ``remote`` (opaque for custom objects)."""
         reply = self._roundtrip({"fn": "plain", "a": [self.codec.encode_value(remote)]})
-        hook, self.codec.handle_hook = self.codec.handle_hook, _resolve_node
+        hooks = self.codec.hooks
+        hook, hooks.handle = hooks.handle, _resolve_node
         try:
             return self.codec.decode_value(reply.get("v"))
         except self.codec.ChannelError as exc:
             self.closed = True
             raise BridgeClosed(f"malformed reply from the candidate: {exc}") from None
         finally:
-            self.codec.handle_hook = hook
+            hooks.handle = hook
 
     def end_case(self) -> None:
         self._write({"fn": "end"})

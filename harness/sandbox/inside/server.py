@@ -28,6 +28,8 @@ import traceback
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The value channel's folder: beside this one, here and inside bubblewrap (bwrap.py binds both).
+CHANNEL = os.path.join(os.path.dirname(HERE), "channel")
 MODULE_FLOOR_S = 2.0  # the program's module body gets at least this long
 DRAIN_S = 0.02  # the longest the server sleeps before it reads the child's frames
 END_TIMEOUT_S = 5.0  # time for the child to report coverage after the last case
@@ -50,9 +52,10 @@ FORK_HOOK_MODULES = ("random", "threading")
 IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes")
 
 
-def _load(name: str) -> Any:
+def _load(name: str, folder: str = HERE) -> Any:
     """Import a sibling module by path (not via sys.path, so candidates cannot import it)."""
-    spec = importlib.util.spec_from_file_location(f"_codeeval_{name}", os.path.join(HERE, name))
+    path = os.path.join(folder, name)
+    spec = importlib.util.spec_from_file_location(f"_codeeval_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -711,7 +714,7 @@ def main(argv: list[str]) -> int:
     # The server runs with -u: sys.stdout and sys.stderr are unbuffered, so a child's output
     # reaches its files even if it is killed mid-case.
     fork_hooks = load_deferring_fork_hooks(PRELOAD)
-    codec = _load("codec.py")
+    codec = _load("codec.py", CHANNEL)
     child = _load("child.py")
     server = Server(cfg, codec, child)
     server.bridge = _load("bridge.py")
