@@ -23,12 +23,10 @@ saves; every rank records its prompts and parameter digest in ``<output.dir>/ran
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,113 +43,15 @@ from trainers.common.problems import prompt_text, train_problems
 from trainers.common.reward import harness_reward, kept_indices
 from trainers.common.rollout_engine import close_engine, make_rollout_engine
 from trainers.common.sampling import encode_prompts, render_prompt
-from trainers.ppo import core
+from trainers.ppo import batch, core
+from trainers.ppo.batch import CriticRollout, Rollout
 from trainers.ppo.config import PPORunConfig
+from trainers.ppo.model import ValueHead, hidden_size
+from trainers.ppo.update import make_optimizers, update_agent, update_critic
 
 # joint reward: (task ids, one list of texts per agent) -> one reward (or None) per task id
 JointReward = Callable[[Sequence[str], Sequence[Sequence[str]]], list[float | None]]
 ROLE_HINTS = ("Write only the helper function `aux` it can use.", "Write the main function.")
-
-
-class ValueHead(nn.Module):
-    """A scalar value per position from the policy's last hidden state."""
-
-    def __init__(self, hidden_size: int) -> None:
-        super().__init__()
-        self.summary = nn.Linear(hidden_size, 1)
-        nn.init.normal_(self.summary.weight, std=1.0 / (hidden_size + 1))
-        nn.init.zeros_(self.summary.bias)
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.summary(hidden.float()).squeeze(-1)
-
-
-def logps_and_values(
-    model: nn.Module,
-    head: ValueHead | None,
-    prompt_ids: Sequence[list[int]],
-    completion_ids: Sequence[list[int]],
-    pad_id: int,
-) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
-    """Per completion token: log pi(token), V(state before it), and the mask (batch, tokens)."""
-    device = next(model.parameters()).device
-    lengths = [len(p) + len(c) for p, c in zip(prompt_ids, completion_ids, strict=True)]
-    width, steps = max(lengths), max(1, max(len(c) for c in completion_ids))
-    ids = torch.full((len(lengths), width), pad_id, dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    for i, (p, c) in enumerate(zip(prompt_ids, completion_ids, strict=True)):
-        ids[i, : lengths[i]] = torch.tensor(p + c, dtype=torch.long)
-        attention[i, : lengths[i]] = 1
-    out = model(
-        input_ids=ids.to(device),
-        attention_mask=attention.to(device),
-        output_hidden_states=head is not None,
-    )
-    # Position t predicts token t+1, so completion token k is read at len(prompt) - 1 + k.
-    index = torch.zeros((len(lengths), steps), dtype=torch.long)
-    mask = torch.zeros((len(lengths), steps))
-    targets = torch.zeros((len(lengths), steps), dtype=torch.long)
-    for i, (p, c) in enumerate(zip(prompt_ids, completion_ids, strict=True)):
-        index[i, : len(c)] = torch.arange(len(p) - 1, len(p) - 1 + len(c))
-        targets[i, : len(c)] = torch.tensor(c, dtype=torch.long)
-        mask[i, : len(c)] = 1.0
-    index, targets, mask = index.to(device), targets.to(device), mask.to(device)
-    logits = torch.gather(
-        out.logits, 1, index[..., None].expand(-1, -1, out.logits.shape[-1])
-    ).float()
-    logps = torch.log_softmax(logits, dim=-1).gather(2, targets[..., None]).squeeze(-1)
-    values = None
-    if head is not None:
-        hidden = out.hidden_states[-1]
-        picked = torch.gather(hidden, 1, index[..., None].expand(-1, -1, hidden.shape[-1]))
-        values = head(picked)
-    return logps * mask, None if values is None else values * mask, mask
-
-
-@dataclass
-class Rollout:
-    """One agent's sampled batch with everything the update needs (no gradients)."""
-
-    prompt_ids: list[list[int]]
-    completion_ids: list[list[int]]
-    old_logps: torch.Tensor
-    old_values: torch.Tensor
-    advantages: torch.Tensor
-    returns: torch.Tensor
-    mask: torch.Tensor
-    kl: torch.Tensor
-
-
-@dataclass
-class CriticRollout:
-    """The central critic's batch: one joint state per joint sample (one turn)."""
-
-    state_ids: list[list[int]]
-    old_values: torch.Tensor  # (states,)
-    advantages: torch.Tensor  # (states,) GAE over turns, before any agent's KL penalty
-    returns: torch.Tensor  # (states,)
-
-
-def state_values(
-    model: nn.Module, head: ValueHead, state_ids: Sequence[list[int]], pad_id: int
-) -> torch.Tensor:
-    """The value of each joint state: the value head on the hidden state of its last token."""
-    device = next(model.parameters()).device
-    lengths = [len(x) for x in state_ids]
-    ids = torch.full((len(lengths), max(lengths)), pad_id, dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    for i, x in enumerate(state_ids):
-        ids[i, : len(x)] = torch.tensor(x, dtype=torch.long)
-        attention[i, : len(x)] = 1
-    out = model(
-        input_ids=ids.to(device),
-        attention_mask=attention.to(device),
-        output_hidden_states=True,
-        logits_to_keep=1,  # only the hidden states are read: skip the vocabulary projection
-    )
-    hidden = out.hidden_states[-1]
-    last = torch.tensor(lengths, device=hidden.device) - 1
-    return head(hidden[torch.arange(len(lengths), device=hidden.device), last])
 
 
 class PPOTrainer:
@@ -187,6 +87,7 @@ class PPOTrainer:
             raise ValueError("ppo.critic=central: pass the critic's policy with the agents")
         self.agents = agents
         self.critic = critic if self.central else None
+        self.learners = [*self.agents, *([self.critic] if self.critic is not None else [])]
         # The critic never samples: only the agents' adapters go to the rollout engine.
         self.engine = make_rollout_engine(
             config.model.rollout_backend,
@@ -195,22 +96,11 @@ class PPOTrainer:
             config.seed,
             config.model.vllm_sync,
         )
-        first = self.agents[0].model
-        hidden = (
-            first.config.hidden_size
-            if hasattr(first, "config")
-            else first.get_input_embeddings().embedding_dim
-        )
-        learners = [self.critic] if self.critic is not None else self.agents
-        self.heads = {a.name: ValueHead(hidden).to(a.device) for a in learners}
-        value_lr = p.value_learning_rate or p.learning_rate
-        self.optimizers = {}
-        for a in [*self.agents, *([self.critic] if self.critic is not None else [])]:
-            lr = value_lr if a is self.critic else p.learning_rate
-            groups = [{"params": a.parameters(), "lr": lr}]
-            if a.name in self.heads:
-                groups.append({"params": list(self.heads[a.name].parameters()), "lr": value_lr})
-            self.optimizers[a.name] = torch.optim.AdamW(groups, weight_decay=p.weight_decay)
+        hidden = hidden_size(self.agents[0].model)
+        # A value head per learner with values: the central critic, else every agent.
+        valued = [self.critic] if self.critic is not None else self.agents
+        self.heads = {a.name: ValueHead(hidden).to(a.device) for a in valued}
+        self.optimizers = make_optimizers(self.learners, self.critic, self.heads, p)
         self.step = 0
         self.logger = run_logger(config, config.output.dir, enabled=self.place.is_main)
         if self.place.enabled:  # one start on every rank, then a random stream per rank
@@ -272,157 +162,57 @@ class PPOTrainer:
         flat = [g for group in groups for g in group]
         return flat, [g.text for g in flat]
 
-    @torch.no_grad()
+    def learn(
+        self, problems: Sequence[Problem], gens: Sequence[list[Any]], rewards: list[float]
+    ) -> dict[str, Any]:
+        """The PPO updates of every agent (and the central critic) on the kept samples:
+        ``problems`` and each agent's ``gens`` aligned with their ``rewards``."""
+        scores = torch.tensor(rewards, dtype=torch.float32)
+        joint_advantages, critic_roll = None, None
+        if self.critic is not None:  # old values before any update
+            critic_roll = self.prepare_critic(problems, scores)
+            joint_advantages = critic_roll.advantages
+        out: dict[str, Any] = {"agents": {}}
+        for agent, mine in zip(self.agents, gens, strict=True):
+            roll = self.prepare(agent, list(mine), scores, joint_advantages)
+            stats = self.update(agent, roll)
+            stats["kl"] = core.masked_mean(roll.kl, roll.mask).item()
+            stats["completion_length"] = roll.mask.sum(dim=1).mean().item()
+            out["agents"][agent.name] = stats
+        if critic_roll is not None:
+            out["critic"] = self.update_critic(critic_roll)
+        return out
+
     def prepare(
         self,
         agent: AgentPolicy,
-        gens: list,
+        gens: list[Any],
         scores: torch.Tensor,
         joint_advantages: torch.Tensor | None = None,
     ) -> Rollout:
-        """Old log-probs, KL and advantages of one agent's batch: token-level GAE from its
-        own value head, or (central critic) its joint state's advantage on every token."""
-        p = self.config.ppo
-        agent.activate()
-        pad = agent.tokenizer.pad_token_id or 0
-        prompts = [g.prompt_ids for g in gens]
-        comps = [g.completion_ids for g in gens]
+        """One agent's batch for its update (:func:`trainers.ppo.batch.prepare`)."""
         head = self.heads.get(agent.name)
-        logps, values, mask = logps_and_values(agent.model, head, prompts, comps, pad)
-        kl = torch.zeros_like(logps)
-        if p.beta > 0:
-            with agent.reference() as ref:
-                ref_logps, _, _ = logps_and_values(ref, None, prompts, comps, pad)
-            kl = core.k3_kl(logps, ref_logps) * mask
-        if joint_advantages is None:
-            assert values is not None
-            rewards = core.token_rewards(scores.to(mask.device), kl, mask, p.beta)
-            advantages, returns = core.gae(rewards, values, mask, p.gamma, p.lam)
-        else:
-            advantages = core.agent_token_advantages(
-                joint_advantages.to(mask.device), kl, mask, p.beta
-            )
-            values = returns = torch.zeros_like(logps)  # the critic keeps its own targets
-        if p.whiten_advantages:
-            advantages = core.whiten(advantages, mask)
-        return Rollout(prompts, comps, logps, values, advantages, returns, mask, kl)
+        return batch.prepare(agent, head, gens, scores, self.config.ppo, joint_advantages)
 
-    @torch.no_grad()
     def prepare_critic(self, problems: Sequence[Problem], scores: torch.Tensor) -> CriticRollout:
-        """The central values of the joint states and their targets (one turn: GAE over one
-        step, ``A = r - V``, target ``r``)."""
-        p, critic = self.config.ppo, self.critic
+        """The central critic's joint states of ``problems`` and their targets."""
+        critic, p = self.critic, self.config.ppo
         assert critic is not None
-        critic.activate()
-        tok = critic.tokenizer
+        states = [self.joint_state(q) for q in problems]
         limit = p.max_prompt_tokens * len(self.agents)
-        states = encode_prompts(tok, [self.joint_state(q) for q in problems], limit)
-        pad = tok.pad_token_id or 0
-        values = state_values(critic.model, self.heads[critic.name], states, pad).cpu()
-        ones = torch.ones(len(states), 1)
-        advantages, returns = core.turn_gae(
-            scores[:, None].float(), values[:, None], ones, p.gamma, p.lam
-        )
-        return CriticRollout(states, values, advantages[:, 0], returns[:, 0])
-
-    def _minibatches(self, size: int) -> list[slice]:
-        """The minibatch slices of one PPO epoch. Several processes: as many as the rank with
-        the most (slices past this rank's data are empty), so every rank joins each all-reduce."""
-        mb = self.config.ppo.minibatch_size or size
-        count = math.ceil(size / mb) if size else 0
-        if self.place.enabled:
-            count = dist.max_int(count)
-        return [slice(i * mb, (i + 1) * mb) if mb else slice(0, 0) for i in range(count)]
-
-    def update_critic(self, roll: CriticRollout | None) -> dict[str, float]:
-        """PPO epochs of the central critic's clipped value loss on its joint states (``None``:
-        this rank has no states this step but joins the other ranks' averaged updates)."""
-        p, critic = self.config.ppo, self.critic
-        assert critic is not None
-        critic.activate()
-        head, opt = self.heads[critic.name], self.optimizers[critic.name]
-        pad = critic.tokenizer.pad_token_id or 0
-        size = len(roll.state_ids) if roll is not None else 0
-        params = critic.parameters() + list(head.parameters())
-        losses = []
-        critic.model.train()
-        for _ in range(p.ppo_epochs):
-            for sl in self._minibatches(size):
-                opt.zero_grad(set_to_none=True)
-                if roll is not None and roll.state_ids[sl]:
-                    values = state_values(critic.model, head, roll.state_ids[sl], pad)
-                    old = roll.old_values[sl].to(values.device)
-                    target = roll.returns[sl].to(values.device)
-                    ones = torch.ones_like(values)
-                    loss = core.value_loss(values, old, target, ones, p.value_clip_range)
-                    (p.vf_coef * loss).backward()
-                    losses.append(loss.item())
-                dist.all_reduce_gradients(params)
-                if p.max_grad_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
-                opt.step()
-        critic.model.eval()
-        if roll is None:
-            return {}
-        return {
-            "value_loss": sum(losses) / len(losses),
-            "value_mean": roll.old_values.mean().item(),
-            "advantage_mean": roll.advantages.mean().item(),
-        }
+        return batch.prepare_critic(critic, self.heads[critic.name], states, scores, p, limit)
 
     def update(self, agent: AgentPolicy, roll: Rollout | None) -> dict[str, float]:
-        """PPO epochs on ``roll`` (``None``: this rank kept no samples this step but joins the
-        other ranks' averaged updates)."""
-        p = self.config.ppo
-        agent.activate()
+        """PPO epochs of ``agent`` on ``roll`` (``None``: join the other ranks' updates)."""
         head, opt = self.heads.get(agent.name), self.optimizers[agent.name]
-        pad = agent.tokenizer.pad_token_id or 0
-        size = len(roll.prompt_ids) if roll is not None else 0
-        params = agent.parameters() + (list(head.parameters()) if head else [])
-        stats: dict[str, list[float]] = {"policy_loss": [], "clip_frac": []}
-        if head is not None:
-            stats["value_loss"] = []
-        agent.model.train()
-        for _ in range(p.ppo_epochs):
-            for sl in self._minibatches(size):
-                opt.zero_grad(set_to_none=True)
-                if roll is None or not roll.prompt_ids[sl]:
-                    dist.all_reduce_gradients(params)  # nothing of its own: the others' mean
-                    if p.max_grad_norm > 0:
-                        torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
-                    opt.step()
-                    continue
-                logps, values, mask = logps_and_values(
-                    agent.model, head, roll.prompt_ids[sl], roll.completion_ids[sl], pad
-                )
-                width = mask.shape[1]
-                pg, frac = core.clipped_policy_loss(
-                    logps,
-                    roll.old_logps[sl, :width],
-                    roll.advantages[sl, :width],
-                    mask,
-                    p.clip_range,
-                )
-                loss = pg
-                if head is not None and values is not None:  # independent: its own critic
-                    vl = core.value_loss(
-                        values,
-                        roll.old_values[sl, :width],
-                        roll.returns[sl, :width],
-                        mask,
-                        p.value_clip_range,
-                    )
-                    loss = pg + p.vf_coef * vl
-                    stats["value_loss"].append(vl.item())
-                loss.backward()
-                dist.all_reduce_gradients(params)
-                if p.max_grad_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(params, p.max_grad_norm)
-                opt.step()
-                stats["policy_loss"].append(pg.item())
-                stats["clip_frac"].append(frac.item())
-        agent.model.eval()
-        return {k: sum(v) / len(v) for k, v in stats.items() if v}
+        return update_agent(agent, head, opt, roll, self.config.ppo, self.place)
+
+    def update_critic(self, roll: CriticRollout | None) -> dict[str, float]:
+        """PPO epochs of the central critic on ``roll`` (``None``: join the others' updates)."""
+        critic = self.critic
+        assert critic is not None
+        head, opt = self.heads[critic.name], self.optimizers[critic.name]
+        return update_critic(critic, head, opt, roll, self.config.ppo, self.place)
 
     def train_step(self) -> dict[str, Any]:
         """One rollout batch and the PPO updates of every agent; returns the step's metrics."""
@@ -430,29 +220,18 @@ class PPOTrainer:
         started = time.perf_counter()
         per_agent = [self.rollout(i, problems) for i in range(len(self.agents))]
         rollout_s = time.perf_counter() - started
-        task_ids = [q.task_id for q in problems for _ in range(self.config.ppo.samples_per_prompt)]
-        raw = self.joint_reward(task_ids, [texts for _, texts in per_agent])
+        flat = [q for q in problems for _ in range(self.config.ppo.samples_per_prompt)]
+        raw = self.joint_reward([q.task_id for q in flat], [texts for _, texts in per_agent])
         keep = kept_indices(raw)  # infrastructure errors: masked
+        kept = [raw[i] for i in keep]
         metrics: dict[str, Any] = {
-            "reward": sum(raw[i] for i in keep) / len(keep) if keep else None,  # type: ignore[misc]
+            "reward": sum(kept) / len(kept) if kept else None,  # type: ignore[arg-type]
             "infra_errors": len(raw) - len(keep),
             "agents": {},
         }
         if keep:
-            scores = torch.tensor([raw[i] for i in keep], dtype=torch.float32)
-            joint_advantages, critic_roll = None, None
-            if self.critic is not None:  # old values before any update
-                flat = [q for q in problems for _ in range(self.config.ppo.samples_per_prompt)]
-                critic_roll = self.prepare_critic([flat[i] for i in keep], scores)
-                joint_advantages = critic_roll.advantages
-            for agent, (gens, _) in zip(self.agents, per_agent, strict=True):
-                roll = self.prepare(agent, [gens[i] for i in keep], scores, joint_advantages)
-                stats = self.update(agent, roll)
-                stats["kl"] = core.masked_mean(roll.kl, roll.mask).item()
-                stats["completion_length"] = roll.mask.sum(dim=1).mean().item()
-                metrics["agents"][agent.name] = stats
-            if critic_roll is not None:
-                metrics["critic"] = self.update_critic(critic_roll)
+            gens = [[g[i] for i in keep] for g, _ in per_agent]
+            metrics.update(self.learn([flat[i] for i in keep], gens, kept))  # type: ignore[arg-type]
         elif self.place.enabled:  # every sample masked here: still join the others' updates
             for agent in self.agents:
                 self.update(agent, None)
@@ -465,7 +244,7 @@ class PPOTrainer:
         metrics["rollout_s"] = rollout_s
         metrics["step_s"] = time.perf_counter() - started
         if self.place.enabled:
-            metrics.update(self._gather_metrics(metrics, [raw[i] for i in keep]))
+            metrics.update(self._gather_metrics(metrics, kept))  # type: ignore[arg-type]
         self.step += 1
         return metrics
 
@@ -496,7 +275,7 @@ class PPOTrainer:
 
     def trained_params(self) -> dict[str, dict[str, nn.Parameter]]:
         params = {}
-        for a in [*self.agents, *([self.critic] if self.critic is not None else [])]:
+        for a in self.learners:
             mine = dict(a.named_trainable())
             if a.name in self.heads:
                 head = self.heads[a.name].named_parameters()
@@ -559,7 +338,7 @@ class PPOTrainer:
                 self.save()
         if out.save_final_model and self.place.is_main:
             final = Path(out.dir) / "final"
-            for a in [*self.agents, *([self.critic] if self.critic is not None else [])]:
+            for a in self.learners:
                 a.model.save_pretrained(str(final / a.name))
                 if a.name in self.heads:
                     torch.save(self.heads[a.name].state_dict(), final / a.name / "value_head.pt")
