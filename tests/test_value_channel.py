@@ -617,3 +617,11 @@ def test_frame_header_round_trip() -> None:
         codec.parse_header(b"XXXX" + data[4 : codec.HEADER_SIZE])
     with pytest.raises(codec.ChannelError):
         codec.parse_payload(b"[1, 2]")
+
+
+@pytest.mark.parametrize("micros", [1, -1, 999_999])
+def test_a_utc_offset_with_microseconds_survives(micros: int) -> None:
+    """fromisoformat drops an offset's microseconds before Python 3.12; the decoder keeps them."""
+    zone = datetime.timezone(datetime.timedelta(hours=2, microseconds=micros))
+    for value in (datetime.time(1, 2, tzinfo=zone), datetime.datetime(2001, 2, 3, tzinfo=zone)):
+        assert same(through_json(value), value)

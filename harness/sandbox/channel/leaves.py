@@ -54,10 +54,22 @@ def known(name: Any, names: Any) -> bool:
     return type(name) is str and name in names
 
 
+# A UTC offset with microseconds, which fromisoformat drops before Python 3.12.
+_FINE_OFFSET = re.compile(r"([-+])(\d\d):(\d\d):(\d\d)\.(\d{6})\Z")
+
+
 def _iso(kind: type[Any], text: Any) -> Any:
     value = kind.fromisoformat(_str(text, 64))
     if type(value) is not kind:
         raise ChannelError("bad date or time")
+    fine = _FINE_OFFSET.search(text) if kind is not datetime.date else None
+    if fine is not None:
+        sign = -1 if fine.group(1) == "-" else 1
+        hours, minutes, seconds, micros = (int(g) for g in fine.groups()[1:])
+        offset = datetime.timedelta(
+            hours=hours, minutes=minutes, seconds=seconds, microseconds=micros
+        )
+        value = value.replace(tzinfo=datetime.timezone(sign * offset))
     return value
 
 
