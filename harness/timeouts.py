@@ -34,12 +34,9 @@ def prepare_problems(
 
     With ``coverage`` the reference runs under the same tracer as the samples will, so the
     efficiency analyzer compares like with like. ``override_s`` and ``cap_s``: see
-    :func:`with_timeouts`. Problems that asked for plus cases (``harness.plus``) get them
-    first, so those cases are calibrated like the others.
+    :func:`with_timeouts`. Plus cases (``harness.plus``) are added before, by the pipeline's
+    problem steps (:mod:`harness.pipeline.steps`), so they are calibrated like the others.
     """
-    from harness.plus import expand_plus
-
-    problems = expand_plus(problems, sandbox)
     calibrations = calibrate(problems, sandbox, coverage=coverage)
     prepared = []
     for problem in problems:

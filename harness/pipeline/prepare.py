@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.compile import CompiledSuite, SuiteSettings, compile_suite
+from harness.pipeline.steps import run_problem_steps
 from harness.records import Problem, Sample
 from harness.sandbox import SandboxSettings
 from harness.sandbox.shared import shared_sandbox
@@ -124,6 +125,7 @@ def prepare_suite(
     root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
     sandbox = shared_sandbox(sandbox_settings_for(memory_mb, (*hidden, str(root))))
+    problems = run_problem_steps(problems, sandbox)  # products' steps (plus cases) first
     timed = prepare_problems(
         problems, sandbox, coverage=coverage, override_s=settings.timeout_s, cap_s=cap_s
     )

@@ -3,8 +3,8 @@
 A suite asks for plus cases by marking its problems (:func:`request_plus`: the
 ``humaneval-plus`` and ``mbpp-plus`` suites, ``--llm-plus N`` for any function-style suite);
 :func:`expand_plus` then adds them where a sandbox is at hand, before the per-case time limits
-are measured (``harness.timeouts.prepare_problems`` calls it), so plus cases get limits from the
-reference's own times like every other case. See :mod:`harness.plus.generate` for how inputs are
+are measured (it is registered as a problem step of the pipeline, :mod:`harness.pipeline.steps`),
+so plus cases get limits from the reference's own times like every other case. See :mod:`harness.plus.generate` for how inputs are
 made and :mod:`harness.plus.cases` for what a plus case is.
 """
 
@@ -14,6 +14,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from harness.pipeline.steps import register_problem_step
 from harness.plus.cases import PREFIX, is_plus
 from harness.records import Problem
 from harness.sandbox import Sandbox
@@ -83,3 +84,6 @@ def expand_plus(problems: Sequence[Problem], sandbox: Sandbox) -> list[Problem]:
             )
         )
     return out
+
+
+register_problem_step("plus", expand_plus)  # the pipeline runs it before calibration
