@@ -103,7 +103,7 @@ def test_tiny_model_run_learns_offline_and_decodes(tmp_path: Path) -> None:
 def test_beta_zero_decodes_the_policy_itself_and_beta_changes_it() -> None:
     """Decoding with the same seed: beta 0 is the data policy (what collection sampled), and
     the shift changes the samples only through the learned Q."""
-    from trainers.dqn.trainer import decode
+    from trainers.dqn.decode import decode
 
     model, tok = tiny_model(0)
     prompt = [tok("def add(a, b):", add_special_tokens=False)["input_ids"]]
@@ -164,7 +164,8 @@ def test_smollm2_cpu_run_from_the_command_line(tmp_path: Path) -> None:
 def test_shared_prompt_passes_give_the_states_of_a_full_forward_pass() -> None:
     """featurize() reads a prompt once and repeats its cache for its completions; decode() does
     the same for its samples. Both must equal the plain computation."""
-    from trainers.dqn.trainer import decode, featurize
+    from trainers.dqn.decode import decode
+    from trainers.dqn.features import featurize
 
     model, tok = tiny_model(0)
     prompts = [[5, 6, 7, 8], [5, 6, 7, 8], [9, 10], [5, 6, 7, 8]]

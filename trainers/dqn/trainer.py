@@ -21,8 +21,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -43,156 +42,8 @@ from trainers.common.sampling import encode_prompts, render_prompt, stop_ids
 from trainers.dqn import core
 from trainers.dqn.config import DQNConfig
 from trainers.dqn.data import DataError, Episode, from_history, from_results
-
-QFunction = Callable[[torch.Tensor], torch.Tensor]
-
-
-@dataclass
-class Features:
-    """The frozen policy's view of the offline data: per episode, the hidden state before
-    each completion token ``(T_i, hidden)`` and the tokens taken ``(T_i,)``."""
-
-    hidden: list[torch.Tensor]
-    actions: list[torch.Tensor]
-    rewards: torch.Tensor  # (N,)
-
-    def batch(self, index: Sequence[int]) -> tuple[torch.Tensor, ...]:
-        """``(hidden (B, T, d), actions (B, T), mask (B, T), rewards (B,))``, right-padded."""
-        width = max(1, max(len(self.actions[i]) for i in index))
-        dim = self.hidden[0].shape[-1]
-        hidden = torch.zeros(len(index), width, dim)
-        actions = torch.zeros(len(index), width, dtype=torch.long)
-        mask = torch.zeros(len(index), width)
-        for row, i in enumerate(index):
-            n = len(self.actions[i])
-            hidden[row, :n], actions[row, :n], mask[row, :n] = self.hidden[i], self.actions[i], 1
-        return hidden, actions, mask, self.rewards[list(index)]
-
-
-def policy_pass(
-    model: nn.Module,
-    input_ids: torch.Tensor,
-    attention: torch.Tensor,
-    positions: torch.Tensor,
-    past: Any = None,
-) -> tuple[torch.Tensor, Any]:
-    """The policy's last (normalised) hidden states ``(B, L, d)`` and its key/value cache."""
-    device = next(model.parameters()).device
-    base: Any = model.base_model  # the transformer without its vocabulary projection
-    out = base(
-        input_ids=input_ids.to(device),
-        attention_mask=attention.to(device),
-        position_ids=positions.to(device),
-        past_key_values=past,
-        use_cache=True,
-    )
-    return out.last_hidden_state, out.past_key_values
-
-
-@torch.no_grad()
-def featurize(
-    model: nn.Module,
-    prompt_ids: Sequence[list[int]],
-    completion_ids: Sequence[list[int]],
-    pad: int,
-    batch_size: int = 8,
-) -> list[torch.Tensor]:
-    """Hidden states before each completion token, ``(len(completion), d)`` per sequence.
-
-    Completions of one prompt share one pass over it (the prompt is most of the tokens): its
-    key/value cache is repeated for the completions, which are right-padded after it. The state
-    before completion token 0 is the prompt's last; before token ``k`` it is completion token
-    ``k - 1``'s."""
-    out: list[torch.Tensor | None] = [None] * len(prompt_ids)
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for i, ids in enumerate(prompt_ids):
-        groups.setdefault(tuple(ids), []).append(i)
-    for prompt, members in groups.items():
-        for start in range(0, len(members), batch_size):
-            chunk = members[start : start + batch_size]
-            whole = torch.tensor([prompt], dtype=torch.long)
-            ones = torch.ones_like(whole)
-            hidden, past = policy_pass(model, whole, ones, torch.arange(len(prompt))[None])
-            last = hidden[0, -1].float().cpu()
-            width = max(len(completion_ids[i]) for i in chunk)
-            if width > 1:  # token k > 0 is read after completion token k - 1
-                past.batch_repeat_interleave(len(chunk))
-                comp = torch.full((len(chunk), width - 1), pad, dtype=torch.long)
-                attention = torch.zeros(len(chunk), len(prompt) + width - 1, dtype=torch.long)
-                attention[:, : len(prompt)] = 1
-                for row, i in enumerate(chunk):
-                    c = completion_ids[i][:-1]
-                    comp[row, : len(c)] = torch.tensor(c, dtype=torch.long)
-                    attention[row, len(prompt) : len(prompt) + len(c)] = 1
-                positions = torch.arange(len(prompt), len(prompt) + width - 1).expand(
-                    len(chunk), -1
-                )
-                after, _ = policy_pass(model, comp, attention, positions, past)
-                after = after.float().cpu()
-            for row, i in enumerate(chunk):
-                n = len(completion_ids[i])
-                states = [last[None]] + ([after[row, : n - 1]] if n > 1 else [])
-                out[i] = torch.cat(states)
-    return [t for t in out if t is not None]
-
-
-@torch.no_grad()
-def decode(
-    model: nn.Module,
-    q_values: QFunction | None,
-    prompt_ids: Sequence[list[int]],
-    num_samples: int,
-    max_new_tokens: int,
-    beta: float,
-    temperature: float,
-    stops: set[int],
-    pad: int,
-    seed: int = 0,
-) -> list[list[list[int]]]:
-    """``num_samples`` completions per prompt, each token drawn from the shifted logits
-    (``core.shifted_logits``; ``beta = 0`` or no ``q_values``: the policy itself). A seeded
-    generator of its own makes two decodings of the same prompts share their random draws, so
-    a comparison of two ``beta`` values is paired token by token."""
-    width = max(len(p) for p in prompt_ids)
-    ids = torch.full((len(prompt_ids), width), pad, dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    for i, p in enumerate(prompt_ids):  # left padding: every row's next token at one column
-        ids[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
-        attention[i, width - len(p) :] = 1
-    positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
-    # One pass per prompt (the prompt is most of the tokens); its cache serves every sample.
-    hidden, past = policy_pass(model, ids, attention, positions)
-    if num_samples > 1:
-        past.batch_repeat_interleave(num_samples)
-    rows = [p for p in prompt_ids for _ in range(num_samples)]
-    attention = attention.repeat_interleave(num_samples, dim=0)
-    state = hidden[:, -1].repeat_interleave(num_samples, dim=0)
-    step_pos = positions[:, -1:].repeat_interleave(num_samples, dim=0) + 1
-    head: Any = cast(Any, model).get_output_embeddings()  # a PreTrainedModel
-    generator = torch.Generator().manual_seed(seed)
-    done = torch.zeros(len(rows), dtype=torch.bool)
-    out: list[list[int]] = [[] for _ in rows]
-    for _ in range(max_new_tokens):
-        logits = head(state).float().cpu()
-        if q_values is not None and beta:
-            logits = core.shifted_logits(logits, q_values(state).cpu(), beta)
-        if temperature > 0:
-            probs = torch.softmax(logits / temperature, dim=-1)
-            token = torch.multinomial(probs, 1, generator=generator).squeeze(1)
-        else:
-            token = logits.argmax(dim=-1)
-        token = torch.where(done, torch.full_like(token, pad), token)
-        for i, t in enumerate(token.tolist()):
-            if not done[i]:
-                out[i].append(t)
-                done[i] = t in stops
-        if bool(done.all()):
-            break
-        attention = torch.cat([attention, torch.ones(len(rows), 1, dtype=attention.dtype)], 1)
-        hidden, past = policy_pass(model, token[:, None], attention, step_pos, past)
-        state = hidden[:, -1]
-        step_pos = step_pos + 1
-    return [out[i * num_samples : (i + 1) * num_samples] for i in range(len(prompt_ids))]
+from trainers.dqn.decode import decode
+from trainers.dqn.features import Features, featurize
 
 
 class DQNTrainer:
