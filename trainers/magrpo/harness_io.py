@@ -11,7 +11,7 @@ from harness.records import Problem, Sample
 from trainers.common.problems import load_split as load_split  # kept for older imports
 from trainers.common.reward import harness_failed, reward_preset
 from trainers.common.sections import ExternalSettings, OutputSettings, RewardSettings
-from trainers.magrpo.returns import tree_returns
+from trainers.magrpo.metrics import episode_returns, mean
 from trainers.magrpo.rollout import Episode, FeedbackFn, Node, Scorer
 
 
@@ -102,13 +102,7 @@ def eval_metrics(
         t: {"counts": [], "rewards": [], "returns": []} for t in range(1, num_turns + 1)
     }
     for episode in episodes:
-        returns = tree_returns(
-            [n.reward for n in episode.nodes],
-            [n.children for n in episode.nodes],
-            gamma,
-            [n.turn for n in episode.nodes],
-            num_turns,
-        )
+        returns = episode_returns(episode, gamma, num_turns)
         index = {id(n): i for i, n in enumerate(episode.nodes)}
         for turn, states in turn_states(episode, num_turns).items():
             acc = per_turn[turn]
@@ -127,15 +121,11 @@ def eval_metrics(
                     acc["returns"].append(returns[index[id(node)]])
     for turn, acc in per_turn.items():
         block: dict[str, Any] = {
-            "reward_mean": _mean(acc["rewards"]),
-            "expected_return": _mean(acc["returns"]),
+            "reward_mean": mean(acc["rewards"]),
+            "expected_return": mean(acc["returns"]),
         }
         for k in reportable_ks(ks, acc["counts"]):
             block[f"pass@{k}"] = mean_pass_at_k(acc["counts"], k)
         out[f"turn_{turn}"] = block
     out.update({k: v for k, v in out[f"turn_{num_turns}"].items() if k != "expected_return"})
     return out
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0

@@ -52,7 +52,7 @@ from trainers.magrpo.collect import collect, episode_targets_for, refill_order
 from trainers.magrpo.config import MAGRPOConfig
 from trainers.magrpo.harness_io import eval_metrics, harness_feedback, harness_scorer
 from trainers.magrpo.loss import sequence_kl
-from trainers.magrpo.returns import tree_returns
+from trainers.magrpo.metrics import mean, node_rows, reward_summary
 from trainers.magrpo.roles import Roles
 from trainers.magrpo.rollout import (
     Episode,
@@ -267,8 +267,8 @@ class MAGRPOTrainer:
         metrics: dict[str, Any] = {"epoch": self.epoch, "dynamic": collected.metrics}
         metrics.update(self._reward_metrics(episodes))
         if s.beta > 0:  # the reference model exists only when the KL is in the reward
-            metrics["reference_kl_mean"] = _mean(kls)
-            metrics["reference_kl_penalty_mean"] = s.beta * _mean(kls)
+            metrics["reference_kl_mean"] = mean(kls)
+            metrics["reference_kl_penalty_mean"] = s.beta * mean(kls)
         for a, agent in enumerate(self.agents):
             mine = [t for t in targets if t.agent == a]
             # Several processes: every rank joins the update, even with no targets of its own.
@@ -280,20 +280,20 @@ class MAGRPOTrainer:
             comps = [c for e in episodes for g in e.groups for c in g.completions[a]]
             metrics[agent.name] = {
                 **update,
-                "value_mean": _mean([t.value for t in mine]),
-                "advantage_abs_mean": _mean([abs(t.advantage) for t in mine]),
-                "completion_tokens_mean": _mean([len(c.completion_ids) for c in comps]),
+                "value_mean": mean([t.value for t in mine]),
+                "advantage_abs_mean": mean([abs(t.advantage) for t in mine]),
+                "completion_tokens_mean": mean([len(c.completion_ids) for c in comps]),
             }
             if s.beta > 0:
-                metrics[agent.name]["reference_kl_mean"] = _mean([c.kl for c in comps])
+                metrics[agent.name]["reference_kl_mean"] = mean([c.kl for c in comps])
         if self.world > 1:  # rank 0 logs the whole step: every rank's nodes and agent numbers
             rows = [
-                r for part in dist.gather(_node_rows(episodes, s.gamma, s.num_turns)) for r in part
+                r for part in dist.gather(node_rows(episodes, s.gamma, s.num_turns)) for r in part
             ]
-            metrics.update(_reward_summary(rows, s.num_turns))
+            metrics.update(reward_summary(rows, s.num_turns))
             for agent in self.agents:
                 metrics[agent.name] = dist.mean_numbers(dist.gather(metrics[agent.name]))
-        metrics["loss"] = _mean([metrics[a.name]["loss"] for a in self.agents])
+        metrics["loss"] = mean([metrics[a.name]["loss"] for a in self.agents])
         synced = time.perf_counter()
         self.engine.sync(self.agents)  # the next rollouts sample from the updated adapters
         metrics["sync_s"] = time.perf_counter() - synced
@@ -303,7 +303,7 @@ class MAGRPOTrainer:
 
     def _reward_metrics(self, episodes: list[Episode]) -> dict[str, Any]:
         s = self.settings
-        return _reward_summary(_node_rows(episodes, s.gamma, s.num_turns), s.num_turns)
+        return reward_summary(node_rows(episodes, s.gamma, s.num_turns), s.num_turns)
 
     # ------------------------------------------------------------ evaluation
 
@@ -430,60 +430,6 @@ class MAGRPOTrainer:
         self.logger.close()
         close_engine(self.engine)
         return records
-
-
-def _node_rows(
-    episodes: list[Episode], gamma: float, num_turns: int
-) -> list[tuple[int, float | None, bool, dict[str, float], float | None]]:
-    """Per joint action: turn, reward, passed, numeric reward parts and return (picklable, so
-    ranks can gather them)."""
-    rows = []
-    for e in episodes:  # joint returns, before any agent's KL penalty
-        returns = tree_returns(
-            [n.reward for n in e.nodes],
-            [n.children for n in e.nodes],
-            gamma,
-            [n.turn for n in e.nodes],
-            num_turns,
-        )
-        for n, ret in zip(e.nodes, returns, strict=True):
-            row = n.row or {}
-            parts = {
-                str(k): float(v)
-                for k, v in (row.get("reward_parts") or {}).items()
-                if isinstance(v, int | float)
-            }
-            rows.append((n.turn, n.reward, bool(row.get("passed")), parts, ret))
-    return rows
-
-
-def _reward_summary(
-    rows: Sequence[tuple[int, float | None, bool, dict[str, float], float | None]], num_turns: int
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for turn in range(1, num_turns + 1):
-        at = [r for r in rows if r[0] == turn]
-        if not at:
-            continue
-        scored = [r[1] for r in at if r[1] is not None]
-        parts: dict[str, list[float]] = {}
-        for r in at:
-            for key, value in r[3].items():
-                parts.setdefault(key, []).append(value)
-        out[f"turn_{turn}"] = {
-            "reward_mean": _mean(scored),
-            "expected_return": _mean([r[4] for r in at if r[4] is not None]),
-            "passed_rate": _mean([1.0 if r[2] else 0.0 for r in at]),
-            "masked": len(at) - len(scored),
-            "joint_actions": len(at),
-            "reward_parts": {k: _mean(v) for k, v in parts.items()},
-        }
-    out["reward_mean"] = out.get("turn_1", {}).get("reward_mean", 0.0)
-    return out
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
 
 
 def run(config: MAGRPOConfig) -> str:
