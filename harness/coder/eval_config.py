@@ -77,29 +77,8 @@ def config_from_dict(data: dict[str, Any], path: Path | None = None) -> EvalConf
         raise ConfigError(f"{where}: field 'coder' must be a mapping of Coder settings")
     settings = _coder_settings(coder_data, where)
     name = data.get("name") or (path.stem if path else "config")
-    levels = data.get("levels")
-    if levels is not None and (
-        not isinstance(levels, list) or not all(isinstance(x, int) and x >= 0 for x in levels)
-    ):
-        raise ConfigError(
-            f"{where}: field 'levels' must be a list of level numbers, e.g. [0, 1, 2]"
-        )
-    limit = data.get("limit")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-        raise ConfigError(f"{where}: field 'limit' must be a positive number of pairs per level")
-    scores = data.get("scores") or []
-    from harness.coder.metrics import METRICS
-
-    if not isinstance(scores, list):
-        raise ConfigError(f"{where}: field 'scores' must be a list of metric names")
-    for score in scores:
-        if score not in METRICS:
-            raise ConfigError(
-                f"{where}: field 'scores': unknown metric {score!r} (known: {', '.join(METRICS)})"
-            )
-    dataset = data.get("dataset")
-    if dataset is not None and not isinstance(dataset, str):
-        raise ConfigError(f"{where}: field 'dataset' must be a folder path")
+    levels, limit = _levels(data, where), _limit(data, where)
+    scores, dataset = _scores(data, where), _dataset(data, where)
     base = path.parent if path else Path.cwd()
     return EvalConfig(
         name=str(name),
@@ -111,6 +90,45 @@ def config_from_dict(data: dict[str, Any], path: Path | None = None) -> EvalConf
         scores=tuple(scores),
         judge_model=str(data.get("judge_model") or settings.judge_model or ""),
     )
+
+
+def _levels(data: dict[str, Any], where: str) -> list[int] | None:
+    levels = data.get("levels")
+    if levels is not None and (
+        not isinstance(levels, list) or not all(isinstance(x, int) and x >= 0 for x in levels)
+    ):
+        raise ConfigError(
+            f"{where}: field 'levels' must be a list of level numbers, e.g. [0, 1, 2]"
+        )
+    return levels
+
+
+def _limit(data: dict[str, Any], where: str) -> int | None:
+    limit = data.get("limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise ConfigError(f"{where}: field 'limit' must be a positive number of pairs per level")
+    return limit
+
+
+def _scores(data: dict[str, Any], where: str) -> list[str]:
+    from harness.coder.metrics import METRICS
+
+    scores = data.get("scores") or []
+    if not isinstance(scores, list):
+        raise ConfigError(f"{where}: field 'scores' must be a list of metric names")
+    for score in scores:
+        if score not in METRICS:
+            raise ConfigError(
+                f"{where}: field 'scores': unknown metric {score!r} (known: {', '.join(METRICS)})"
+            )
+    return scores
+
+
+def _dataset(data: dict[str, Any], where: str) -> str | None:
+    dataset = data.get("dataset")
+    if dataset is not None and not isinstance(dataset, str):
+        raise ConfigError(f"{where}: field 'dataset' must be a folder path")
+    return dataset
 
 
 def _coder_settings(data: dict[str, Any], where: str) -> CoderSettings:

@@ -92,37 +92,42 @@ def write_report(configs: Sequence[EvalConfig], target: Path) -> Path:
             + ". Levels: " + "; ".join(f"{lv}: {LEVELS.get(_level_number(lv), '')}" for lv in levels)
         )
     ]  # fmt: skip
+    body.append(_overview(data, levels))
+    body += [_metric_section(metric, data, levels) for metric in metrics]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(h.page("Code completion with analyzer feedback", body))
+    return target
+
+
+def _overview(data: dict[str, LevelValues], levels: list[str]) -> str:
+    """One row per config and level: the pairs and the :data:`OVERVIEW` metrics' means."""
     overview = []
     for name, by_level in data.items():
         for level in levels:
             values = by_level.get(level, {})
             pairs = max((len(v) for v in values.values()), default=0)
             overview.append([name, level, pairs, *(_cell(values, m) for m in OVERVIEW)])
-    body.append(
-        h.section(
-            "Overview",
-            h.table(["config", "level", "pairs", *OVERVIEW], overview),
-            h.paragraph(
-                "Means over pairs and runs; blank: unavailable (no value computed).", "muted"
-            ),
-        )
+    return h.section(
+        "Overview",
+        h.table(["config", "level", "pairs", *OVERVIEW], overview),
+        h.paragraph("Means over pairs and runs; blank: unavailable (no value computed).", "muted"),
     )
-    for metric in metrics:
-        means = {
-            name: {lv: mean(by_level.get(lv, {}).get(metric, [])) for lv in levels}
-            for name, by_level in data.items()
-        }
-        rows = [[lv, *(means[name][lv] for name in data)] for lv in levels]
-        kind = METRICS[metric][0]
-        parts = [h.table(["level", *data], rows)]
-        if any(v is not None for by in means.values() for v in by.values()):
-            parts.append(h.image(metric_chart(metric, levels, means), metric))
-        else:
-            parts.append(h.paragraph("unavailable here for every config", "muted"))
-        body.append(h.section(f"{metric} ({kind})", *parts, anchor=metric))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(h.page("Code completion with analyzer feedback", body))
-    return target
+
+
+def _metric_section(metric: str, data: dict[str, LevelValues], levels: list[str]) -> str:
+    """One metric's means per level and config: a table and, where there are values, a chart."""
+    means = {
+        name: {lv: mean(by_level.get(lv, {}).get(metric, [])) for lv in levels}
+        for name, by_level in data.items()
+    }
+    rows = [[lv, *(means[name][lv] for name in data)] for lv in levels]
+    kind = METRICS[metric][0]
+    parts = [h.table(["level", *data], rows)]
+    if any(v is not None for by in means.values() for v in by.values()):
+        parts.append(h.image(metric_chart(metric, levels, means), metric))
+    else:
+        parts.append(h.paragraph("unavailable here for every config", "muted"))
+    return h.section(f"{metric} ({kind})", *parts, anchor=metric)
 
 
 def _cell(values: dict[str, list[float]], metric: str) -> float | None:

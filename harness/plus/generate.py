@@ -126,16 +126,7 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
         for i in range(arity)
     ]
     allowed = contract(problem.task_id, sig.names[:arity])
-    rng = random.Random(f"{problem.task_id}|{seed}")
-    pool = mutate_inputs(seeds, domains, POOL_MUTATIONS, rng)
-    pool += draw(domains, POOL_HYPOTHESIS, seed)
-    known = {repr(args) for args in seeds}
-    candidates: dict[str, tuple[Any, ...]] = {}
-    for args in pool:
-        text = plus_cases.args_literal(args)
-        if text is None or text in candidates or repr(args) in known or not allowed(args):
-            continue
-        candidates[text] = args
+    candidates = _candidates(problem.task_id, seeds, domains, allowed, seed)
     stats: dict[str, Any] = {"seeds": len(seeds), "pool": len(candidates)}
     if not candidates:
         return PlusResult((), stats, "no inputs could be generated")
@@ -155,15 +146,43 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
     chosen, killers = _choose(problem, program, sources, valid, sandbox, count, stats)
     chosen = _shrunk(problem, program, sources, chosen, killers, domains, allowed, sandbox, valid)
     final = _valid_runs(problem, program, chosen, sandbox, budget)
+    cases = _plus_cases(final[:count])
+    stats["kept"] = len(cases)
+    return PlusResult(tuple(cases), stats, "" if cases else "no input survived")
+
+
+def _candidates(
+    task_id: str,
+    seeds: list[tuple[Any, ...]],
+    domains: list[Domain],
+    allowed: Contract,
+    seed: int,
+) -> dict[str, tuple[Any, ...]]:
+    """The pool: mutations of the seeds and hypothesis's draws, by their literal text, without
+    the seeds themselves, repeats, inputs with no literal and inputs the contract refuses."""
+    rng = random.Random(f"{task_id}|{seed}")
+    pool = mutate_inputs(seeds, domains, POOL_MUTATIONS, rng)
+    pool += draw(domains, POOL_HYPOTHESIS, seed)
+    known = {repr(args) for args in seeds}
+    candidates: dict[str, tuple[Any, ...]] = {}
+    for args in pool:
+        text = plus_cases.args_literal(args)
+        if text is None or text in candidates or repr(args) in known or not allowed(args):
+            continue
+        candidates[text] = args
+    return candidates
+
+
+def _plus_cases(final: list[tuple[tuple[Any, ...], Run]]) -> list[CheckCase]:
+    """A plus case per kept ``(input, reference run)`` that both have a literal text."""
     cases: list[CheckCase] = []
-    for args, run in final[:count]:
+    for args, run in final:
         args_text = plus_cases.args_literal(args)
         expected_text = plus_cases.literal(run.value)
         if args_text is None or expected_text is None:
             continue
         cases.append(plus_cases.plus_case(len(cases), args_text, run.value, expected_text))
-    stats["kept"] = len(cases)
-    return PlusResult(tuple(cases), stats, "" if cases else "no input survived")
+    return cases
 
 
 def _budget(problem: Problem, program: str, sandbox: Sandbox) -> float:
