@@ -24,10 +24,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from importlib.machinery import PathFinder
+from pathlib import Path
 from typing import Any
 
 from harness.deps.overlay import ready_site
 from harness.deps.pins import merge_allowlists
+from harness.language_hooks import language_of
 from harness.records import Problem
 
 
@@ -48,7 +50,7 @@ def resolve(
     ``command`` (default: :func:`fetch_command` of its suite and ``run_source``); the defect
     starts with ``dependencies_source`` (the file and line of the problem's own list)."""
     metadata = dict(problem.metadata)
-    if metadata.get("language") not in (None, "python"):
+    if language_of(problem) is not None:  # a compiled language's problem has no overlay
         return problem
     stale = metadata.pop("deps_defect", None)
     metadata.pop("deps_overlay", None)
@@ -64,32 +66,38 @@ def resolve(
     effective = merge_allowlists(*lists)  # PinError: two sources pin one module differently
     command = command or fetch_command(problem.suite, run_source if run else "")
     site = ready_site(effective)
-    needs = [str(m) for m in metadata.get("deps_needs") or ()]
-    label = f"{metadata['dependencies_source']}: " if metadata.get("dependencies_source") else ""
-    defect = None
-    if site is None:
-        if needs:
-            defect = (
-                f"{label}tests need modules not installed here: {', '.join(needs)} "
-                f"(allowed: run `{command}` to fetch them)"
-            )
-        else:
-            defect = (
-                f"{label}third-party modules {', '.join(effective)} are allowed but not "
-                f"fetched: run `{command}` once (it uses the network; runs never do)"
-            )
-    else:
+    if site is not None:
         metadata["deps_overlay"] = str(site)
-        lacking = [m for m in needs if PathFinder.find_spec(m, [str(site)]) is None]
-        if lacking:
-            defect = (
-                f"{label}tests need modules not installed here: {', '.join(lacking)} (the "
-                f"fetched overlay lacks them: check the allow-list's import names)"
-            )
+    label = f"{metadata['dependencies_source']}: " if metadata.get("dependencies_source") else ""
+    needs = [str(m) for m in metadata.get("deps_needs") or ()]
+    defect = overlay_defect(site, effective, needs, command)
     if defect is not None:
-        metadata["deps_defect"] = defect
-        defects = (*defects, defect)
+        metadata["deps_defect"] = label + defect
+        defects = (*defects, label + defect)
     return dataclasses.replace(problem, defects=defects, metadata=metadata)
+
+
+def overlay_defect(
+    site: Path | None, effective: Mapping[str, str], needs: list[str], command: str
+) -> str | None:
+    """Why a problem cannot run with its overlay (None: it can)."""
+    if site is None and needs:
+        return (
+            f"tests need modules not installed here: {', '.join(needs)} "
+            f"(allowed: run `{command}` to fetch them)"
+        )
+    if site is None:
+        return (
+            f"third-party modules {', '.join(effective)} are allowed but not "
+            f"fetched: run `{command}` once (it uses the network; runs never do)"
+        )
+    lacking = [m for m in needs if PathFinder.find_spec(m, [str(site)]) is None]
+    if lacking:
+        return (
+            f"tests need modules not installed here: {', '.join(lacking)} (the "
+            f"fetched overlay lacks them: check the allow-list's import names)"
+        )
+    return None
 
 
 def apply_run_dependencies(

@@ -55,7 +55,6 @@ def weighted(row: Mapping[str, Any], problem: Problem | None, reports: Mapping[s
       out and named in ``reward_missing`` when there is no yardstick (harness.reward.missing).
     """
     ev = params["evaluation"]
-    quality_cfg = ev["code_quality"]
     parses = bool(reports.get("syntax", {}).get("ok"))
     cases = list(row.get("cases") or [])
     tests = reports.get("tests") or {}
@@ -64,41 +63,51 @@ def weighted(row: Mapping[str, Any], problem: Problem | None, reports: Mapping[s
         "syntax": ev["syntax_weight"] * (1.0 if parses else 0.0),
         "execution": ev["execution_weight"] * (execution_score(cases) if parses else 0.0),
         "tests": ev["test_case_weight"] * float(tests.get("pass_fraction", 0.0)),
+        "quality": ev["quality_weight"] * (quality_score(reports, ev) if parses else 0.0),
+        "efficiency": ev["efficiency_weight"] * efficiency_score(reports, ev),
     }
-    scores = []
-    if parses:
-        radon = reports.get("radon") or {}
-        if "max_complexity" in radon:
-            worst = radon["max_complexity"]
-            limit = float(quality_cfg.get("max_complexity", 10))
-            scores.append(1.0 if worst <= limit else limit / worst)
-        style = reports.get("style") or {}
-        if quality_cfg.get("enable_pep8", True) and "count" in style:
-            scores.append(max(0.0, 1.0 - 0.1 * style["count"]))
-        if quality_cfg.get("security_checks", True) and not separate_security:
-            scores.append(security_score(reports.get("bandit") or {}))
-    parts["quality"] = ev["quality_weight"] * (sum(scores) / len(scores) if scores else 0.0)
-    efficiency = reports.get("efficiency") or {}
-    speed = float(efficiency.get("speed") or 0.0)
-    rss = efficiency.get("max_rss_kb")
-    if rss is not None and ev.get("memory_limit") and rss > float(ev["memory_limit"]) * 1024:
-        speed = 0.0
-    parts["efficiency"] = ev["efficiency_weight"] * speed
-    high = sum(
-        float(ev[k])
-        for k in (
-            "syntax_weight",
-            "execution_weight",
-            "test_case_weight",
-            "quality_weight",
-            "efficiency_weight",
-        )
-    )
+    high = sum(float(ev[k]) for k in WEIGHTED_KEYS)
     if separate_security:
         score = security_score(reports.get("bandit") or {}) if parses else 0.0
         parts["security"] = float(ev["security_weight"]) * score
         high += float(ev["security_weight"])
     return parts, (0.0, high)
+
+
+WEIGHTED_KEYS = (
+    "syntax_weight",
+    "execution_weight",
+    "test_case_weight",
+    "quality_weight",
+    "efficiency_weight",
+)
+
+
+def quality_score(reports: Mapping[str, Any], ev: Mapping[str, Any]) -> float:
+    """The mean of the enabled quality checks of a program that parses (0 with none)."""
+    config = ev["code_quality"]
+    scores = []
+    radon = reports.get("radon") or {}
+    if "max_complexity" in radon:
+        worst = radon["max_complexity"]
+        limit = float(config.get("max_complexity", 10))
+        scores.append(1.0 if worst <= limit else limit / worst)
+    style = reports.get("style") or {}
+    if config.get("enable_pep8", True) and "count" in style:
+        scores.append(max(0.0, 1.0 - 0.1 * style["count"]))
+    separate_security = float(ev.get("security_weight", 0.0)) > 0
+    if config.get("security_checks", True) and not separate_security:
+        scores.append(security_score(reports.get("bandit") or {}))
+    return sum(scores) / len(scores) if scores else 0.0
+
+
+def efficiency_score(reports: Mapping[str, Any], ev: Mapping[str, Any]) -> float:
+    """The efficiency analyzer's speed, or 0 over the memory limit."""
+    efficiency = reports.get("efficiency") or {}
+    rss = efficiency.get("max_rss_kb")
+    if rss is not None and ev.get("memory_limit") and rss > float(ev["memory_limit"]) * 1024:
+        return 0.0
+    return float(efficiency.get("speed") or 0.0)
 
 
 def execution_score(cases: list[Mapping[str, Any]]) -> float:
@@ -156,16 +165,24 @@ def code_levels(row: Mapping[str, Any], problem: Problem | None, reports: Mappin
     parts["syntax"] = 0.5
     tests = reports.get("tests") or {}
     parts["tests"] = min(1.0, float(tests.get("pass_fraction", 0.0)))
-    if not use_helper:
-        return parts, (0.0, high)
-    calls_aux = aux is not None and helper in main_info["calls"]
+    if use_helper:
+        parts.update(helper_levels(main_info, helper, aux is not None, tests))
+    return parts, (0.0, high)
+
+
+def helper_levels(
+    main_info: Mapping[str, Any], helper: str, has_helper: bool, tests: Mapping[str, Any]
+) -> Parts:
+    """code_levels' levels for how main uses the helper (only those that apply)."""
+    parts: Parts = {}
+    calls_aux = has_helper and helper in main_info["calls"]
     if calls_aux and int(tests.get("passed", 0)) >= 1:
         parts["aux_used"] = 0.5
         if main_info["wrapper_of"] != helper:
             parts["not_wrapper"] = 1.0
     if calls_aux and helper in main_info["ignored_calls"]:
         parts["aux_ignored"] = -0.5
-    return parts, (0.0, high)
+    return parts
 
 
 DEF_RE = re.compile(r"^(?:async\s+)?def\s", re.MULTILINE)
@@ -213,13 +230,19 @@ def class_levels(row: Mapping[str, Any], problem: Problem | None, reports: Mappi
         parts["tests"] = 4.0 * sum(c.get("status") == "passed" for c in cases) / len(cases)
     agent_code = row.get("agent_code") or {}
     if required and agent_code:
-        counts: dict[str, int] = {}
-        for code in agent_code.values():
-            for method in set(_class_methods(str(code), problem)):
-                counts[method] = counts.get(method, 0) + 1
-        overlap = [m for m in required if counts.get(m, 0) > 1]
-        parts["overlap"] = -len(overlap) / len(required)
+        parts["overlap"] = -overlap_share(required, agent_code, problem)
     return parts, (-1.0, 6.0)
+
+
+def overlap_share(
+    required: list[str], agent_code: Mapping[str, Any], problem: Problem | None
+) -> float:
+    """The share of required methods that more than one agent wrote."""
+    counts: dict[str, int] = {}
+    for code in agent_code.values():
+        for method in set(_class_methods(str(code), problem)):
+            counts[method] = counts.get(method, 0) + 1
+    return len([m for m in required if counts.get(m, 0) > 1]) / len(required)
 
 
 def _class_methods(code: str, problem: Problem | None) -> list[str]:
