@@ -17,7 +17,8 @@ PYTEST_DEFAULT_REPORTCHARS = "fE"  # pytest's own default for -r
 
 CORE_OPTIONS_HELP = {
     "llm_eval": "evaluate LLM samples on these suites (comma separated): humaneval, mbpp, "
-    "mbpp-sanitized, coophumaneval, classeval, humaneval-plus, mbpp-plus, jsonl:PATH",
+    "mbpp-sanitized, coophumaneval, classeval, humaneval-plus, mbpp-plus, humaneval-js|cpp|java|rs, "
+    "mbpp-sanitized-js|cpp|java|rs, jsonl:PATH",
 }
 
 

@@ -1,7 +1,7 @@
 """Prepare a run: reward config, dependencies, limits, the sandbox, time limits, the suite.
 
-Every way in (the plugin's session, :func:`harness.evaluate.evaluate`, the executors' actors,
-the reward service) prepares a batch with :func:`prepare_suite`, so a fix here is a fix for all.
+Every way in (the plugin's session, :func:`harness.evaluate.evaluate`, the executors' actors)
+prepares a batch with :func:`prepare_suite`, so a fix here is a fix for all.
 A setting that cannot work raises :class:`RunSetupError` naming the setting; the plugin shows
 it as a usage error.
 """
