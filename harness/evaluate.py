@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.pipeline.pytest_run import EvaluationError
-from harness.pipeline.run import evaluate_local, with_extras
+from harness.pipeline.run import check_row_extras, evaluate_local, with_extras
 from harness.records import Problem, Sample
 
 if TYPE_CHECKING:
@@ -60,10 +60,7 @@ def evaluate(
     ``required_methods`` for ClassEval's class levels). The batch is otherwise scored exactly
     as without them: the reward config's allow-list, limits and coverage all apply.
     """
-    if row_extras is not None and len(row_extras) != len(samples):
-        raise ValueError(
-            f"row_extras has {len(row_extras)} entries for {len(samples)} samples: one per sample"
-        )
+    check_row_extras(row_extras, samples)
     options: dict[str, Any] = dict(reward=reward, out_dir=out_dir, workers=workers)
     options.update(timeout_s=timeout_s, memory_mb=memory_mb, quiet=quiet)
     options.update(pytest_session=pytest_session)

@@ -36,10 +36,7 @@ def evaluate_local(
     row_extras: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Rows for ``samples`` in their order (see :func:`harness.evaluate.evaluate`)."""
-    if row_extras is not None and len(row_extras) != len(samples):
-        raise ValueError(
-            f"row_extras has {len(row_extras)} entries for {len(samples)} samples: one per sample"
-        )
+    check_row_extras(row_extras, samples)
     if not samples:
         return []
     unknown = sorted({s.task_id for s in samples} - {p.task_id for p in problems})
@@ -74,6 +71,16 @@ def evaluate_local(
     order = {key: i for i, key in enumerate(keys)}
     rows.sort(key=lambda r: order.get((r["task_id"], r["sample_id"]), len(order)))
     return rows
+
+
+def check_row_extras(
+    row_extras: Sequence[Mapping[str, Any]] | None, samples: Sequence[Sample]
+) -> None:
+    """Row extras come one per sample, in the samples' order."""
+    if row_extras is not None and len(row_extras) != len(samples):
+        raise ValueError(
+            f"row_extras has {len(row_extras)} entries for {len(samples)} samples: one per sample"
+        )
 
 
 def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: dict[str, Any]) -> None:
