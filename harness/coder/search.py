@@ -217,11 +217,38 @@ class Coder:
         iteration: int,
         record: dict[str, Any],
     ) -> list[Conversation]:
-        from harness.coder.models import chat
-
         s = self.settings
         messages = self._request(parent, code)
         model = s.model_first if parent.completion is None else s.model_feedback
+        kept = self._sample(run, parent, code, messages, model, iteration, record)
+        if s.log_conversation:
+            for m in messages:
+                self._log(run, f"[{m['role']}]\n{m['content']}")
+        candidates = [Completion(code, c, problem) for c, _ in kept]
+        verdicts = self._analyze(run, candidates)
+        children = [
+            self._child(run, parent, messages, completion, raw, results, iteration)
+            for (completion, raw), results in zip(kept, verdicts, strict=True)
+        ]
+        record["children"] = [c.index for c in children]
+        record["results"] = [{k: v.to_json() for k, v in c.results.items()} for c in children]
+        return children
+
+    def _sample(
+        self,
+        run: SearchRun,
+        parent: Conversation,
+        code: str,
+        messages: list[dict[str, str]],
+        model: str,
+        iteration: int,
+        record: dict[str, Any],
+    ) -> list[tuple[str, str]]:
+        """New ``(completion, raw reply)`` pairs for ``messages``: empty answers, the parent's
+        mistakes and duplicates dropped; with none left, sampled again hotter and wider."""
+        from harness.coder.models import chat
+
+        s = self.settings
         seen = {c.completion for c in run.conversations if c.completion is not None}
         temperature, n = s.temperature, s.n
         dropped = {"duplicate": 0, "repeated_mistake": 0, "empty": 0}
@@ -259,33 +286,36 @@ class Coder:
                 break
             self._log(run, f"iteration {iteration}: no usable completion at T={temperature:.2f}")
         record.update(model=model, attempts=attempts, dropped=dropped)
-        if s.log_conversation:
-            for m in messages:
-                self._log(run, f"[{m['role']}]\n{m['content']}")
-        candidates = [Completion(code, c, problem) for c, _ in kept]
-        verdicts = self._analyze(run, candidates)
-        children = []
-        for (completion, raw), results in zip(kept, verdicts, strict=True):
-            child = Conversation(
-                len(run.conversations),
-                [*messages, {"role": "assistant", "content": raw}],
-                completion=completion,
-                results=results,
-                parent=parent.index,
-                iteration=iteration,
-                mistakes=parent.mistakes + (completion,),
-            )
-            run.conversations.append(child)
-            children.append(child)
-            summary = ", ".join(
-                f"{r.name} {'pass' if r.passed else 'FAIL'} ({r.score:g})" for r in results.values()
-            )
-            self._log(run, f"iteration {iteration}: conversation {child.index}: {summary}")
-            if s.log_conversation:
-                self._log(run, f"[completion]\n{completion}\n[feedback]\n{child.feedback()}")
-        record["children"] = [c.index for c in children]
-        record["results"] = [{k: v.to_json() for k, v in c.results.items()} for c in children]
-        return children
+        return kept
+
+    def _child(
+        self,
+        run: SearchRun,
+        parent: Conversation,
+        messages: list[dict[str, str]],
+        completion: str,
+        raw: str,
+        results: dict[str, AnalyzerResult],
+        iteration: int,
+    ) -> Conversation:
+        """The conversation that answers ``messages`` with ``raw``, added to the run and logged."""
+        child = Conversation(
+            len(run.conversations),
+            [*messages, {"role": "assistant", "content": raw}],
+            completion=completion,
+            results=results,
+            parent=parent.index,
+            iteration=iteration,
+            mistakes=parent.mistakes + (completion,),
+        )
+        run.conversations.append(child)
+        summary = ", ".join(
+            f"{r.name} {'pass' if r.passed else 'FAIL'} ({r.score:g})" for r in results.values()
+        )
+        self._log(run, f"iteration {iteration}: conversation {child.index}: {summary}")
+        if self.settings.log_conversation:
+            self._log(run, f"[completion]\n{completion}\n[feedback]\n{child.feedback()}")
+        return child
 
     def _analyze(
         self, run: SearchRun, candidates: list[Completion]
