@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.sandbox.inside import codec
+from harness.sandbox.channel import codec
 
 SCALARS = ("int", "float", "bool", "str")
 
