@@ -404,7 +404,7 @@ class _Reader(threading.Thread):
 def _tree_remover() -> Any:
     """The fork server's ``remove_tree`` (its module is stdlib only and loaded by path)."""
     spec = importlib.util.spec_from_file_location(
-        "_codeeval_server_tools", bwrap.INSIDE_DIR / "server.py"
+        "_codeeval_cleanup", bwrap.INSIDE_DIR / "cleanup.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

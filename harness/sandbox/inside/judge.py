@@ -6,7 +6,7 @@ then compare in the trusted process" run here: the benchmark's test setup and th
 helper definitions (trusted data of the problem: ``poly`` for HumanEval/32, ``encode_cyclic``
 for /38) are executed in the judge's own namespace; the names the candidate must provide
 (``candidate``, a ClassEval class, the program's other top-level names that the benchmark's
-code does not define) are :class:`bridge.Remote` proxies whose operations the child performs.
+code does not define) are :class:`remote.Remote` proxies whose operations the child performs.
 Each check's outcome goes to the server as a frame on the judge's own pipe, which the
 candidate never holds.
 
@@ -62,7 +62,7 @@ def confine(child: Any, cfg: dict[str, Any], workdir: str, cpu_s: int) -> None:
 
 def run(
     codec: Any,
-    bridge: Any,
+    remote: Any,
     child: Any,
     request: dict[str, Any],
     first: int,
@@ -75,8 +75,8 @@ def run(
     code = 0
     try:
         confine(child, cfg, workdir, cpu_s)
-        _judge(codec, bridge, child, request, first, nonce)
-    except bridge.BridgeClosed:
+        _judge(codec, remote, child, request, first, nonce)
+    except remote.BridgeClosed:
         code = 0  # the child is gone or broke the protocol: the server decides the case
     except BaseException:  # noqa: B036 - the server sees no frame: the case is not passed
         code = 70
@@ -103,7 +103,7 @@ def _exec_each(source: str, code: Any, env: dict[str, Any]) -> None:
 
 
 def _judge(
-    codec: Any, bridge: Any, child: Any, request: dict[str, Any], first: int, nonce: str
+    codec: Any, remote: Any, child: Any, request: dict[str, Any], first: int, nonce: str
 ) -> None:
     import random
 
@@ -121,8 +121,8 @@ def _judge(
     }
     _exec_each(request.get("test_setup", ""), request.get("test_setup_code"), env)
     _exec_each(request.get("helpers", ""), request.get("helpers_code"), env)
-    side = bridge.JudgeSide(codec, TO_CHILD_FD, FROM_CHILD_FD)
-    plain = bridge.plain_value(side)
+    side = remote.JudgeSide(codec, TO_CHILD_FD, FROM_CHILD_FD)
+    plain = remote.plain_value(side)
     cases = request["cases"]
     entry = request["entry_point"]
     bound = False
@@ -144,16 +144,16 @@ def _judge(
             exec(case.get("statement_code") or compile(case["statement"], "<check>", "exec"), ns)
             payload: dict[str, Any] = {"status": "ok"}
             if side.closed:  # the check swallowed the bridge's error: report nothing
-                raise bridge.BridgeClosed("the bridge broke during the check")
-        except bridge.BridgeClosed:
+                raise remote.BridgeClosed("the bridge broke during the check")
+        except remote.BridgeClosed:
             raise
         except AssertionError as exc:
             if side.closed:
-                raise bridge.BridgeClosed("the bridge broke during the check") from None
+                raise remote.BridgeClosed("the bridge broke during the check") from None
             payload = {"status": "assertion", "exception": child._exception(exc)}
         except BaseException as exc:  # noqa: B036 - the check raised (often the candidate did)
             if side.closed:
-                raise bridge.BridgeClosed("the bridge broke during the check") from None
+                raise remote.BridgeClosed("the bridge broke during the check") from None
             payload = {"status": "raised", "exception": child._exception(exc)}
         payload["duration_s"] = time.perf_counter() - start
         payload["n"], payload["i"] = nonce, index

@@ -1,0 +1,254 @@
+"""One segment's frame loop: the server reads the frames of a child (and of its judge) with
+deadlines, and turns how the segment ended into the slots of its cases.
+
+Stdlib only; loaded by path by the fork server. It never decodes values: it forwards each
+frame's payload (base64) for the trusted side to check, and reads only frame headers, to know
+which case is running. The frames must come in exactly one order (started, ready, one per
+case, end); anything else fails the sample as a corrupted channel.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+import select
+import signal
+import struct
+import time
+from typing import Any
+
+MODULE_FLOOR_S = 2.0  # the program's module body gets at least this long
+DRAIN_S = 0.02  # the longest the server sleeps before it reads the child's frames
+END_TIMEOUT_S = 5.0  # time for the child to report coverage after the last case
+KIND_STARTED = 5  # header-only frame: confinement done, candidate code about to run
+
+
+class Segment:
+    """The state of one segment while its frames come in: the phase (``module``, ``case``,
+    ``end``), the case expected next, the running deadline and, once known, the outcome
+    (``done``, ``corrupt``, ``exited``, ``timeout``)."""
+
+    def __init__(
+        self,
+        codec: Any,
+        req: dict[str, Any],
+        first: int,
+        st: dict[str, Any],
+        channels: tuple[int, str, Any],
+        budget_end: float,
+    ) -> None:
+        self.codec = codec
+        self.req = req
+        self.cases = req["cases"]
+        self.first = first
+        self.st = st
+        self.rfd, self.nonce, self.judge = channels  # the child's pipe and nonce; Judge|None
+        self.judged = [case.get("mode") == "sandbox" for case in self.cases]
+        self.budget_end = budget_end
+        self.buf = bytearray()
+        self.judge_buf = bytearray()
+        self.phase, self.expected, self.started = "module", first, False
+        self.clock = time.monotonic()
+        self.module_limit = max(timeout_of(self.cases[first]), MODULE_FLOOR_S)
+        self.deadline = min(self.clock + self.module_limit, budget_end)
+        self.outcome = ""
+        self.elapsed = 0.0
+        # One method per frame kind, each valid in one phase only.
+        self._handlers = {
+            ("module", codec.KIND_READY): self._on_ready,
+            ("case", codec.KIND_CASE): self._on_case,
+            ("end", codec.KIND_END): self._on_end,
+        }
+
+    def run(self, pidfd: int) -> None:
+        """Read frames until the segment has an outcome; the child is still to be killed.
+
+        The server does not wake for every frame: it sleeps until the child ends, the next
+        deadline, or DRAIN_S, and then reads whatever the child wrote (frames wait in the
+        pipe). A typical sample wakes it once; a deadline is enforced at most DRAIN_S late.
+        """
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        dead = False
+        while True:
+            self._read_frames()
+            if self.outcome:
+                break
+            if dead:
+                self.outcome = "exited"
+                break
+            wait = self.deadline - time.monotonic()
+            if wait <= 0:
+                self.outcome = "timeout"
+                break
+            if poller.poll(max(1, math.ceil(min(wait, DRAIN_S) * 1000))):
+                dead = True
+            self.buf += drain(self.rfd)  # what the child wrote before it died still counts
+            if self.judge is not None:
+                self.judge_buf += drain(self.judge.frames)
+        self.elapsed = time.monotonic() - self.clock
+
+    # -- frames ----------------------------------------------------------------------------
+    def _read_frames(self) -> None:
+        """Complete frames first: each moves the phase on and restarts the clock. A judged
+        case's frame is read from the judge's pipe only: the child cannot send it."""
+        codec = self.codec
+        while not self.outcome:
+            from_judge = (
+                self.phase == "case" and self.judged[self.expected] and self.judge is not None
+            )
+            source = self.judge_buf if from_judge else self.buf
+            if len(source) < codec.HEADER_SIZE:
+                return
+            try:
+                kind, index, length = header(codec, bytes(source[: codec.HEADER_SIZE]))
+            except codec.ChannelError:
+                self.outcome = "corrupt"
+                return
+            if len(source) < codec.HEADER_SIZE + length:
+                return
+            body = bytes(source[codec.HEADER_SIZE : codec.HEADER_SIZE + length])
+            del source[: codec.HEADER_SIZE + length]
+            self._on_frame(kind, index, body, from_judge)
+
+    def _on_frame(self, kind: int, index: int, body: bytes, from_judge: bool) -> None:
+        if not self.started:  # the first frame says the child is confined; nothing before it
+            if kind == KIND_STARTED and self.phase == "module":
+                self.started = True
+            else:
+                self.outcome = "corrupt"
+            return
+        handler = self._handlers.get((self.phase, kind))
+        if handler is None:
+            self.outcome = "corrupt"
+        else:
+            handler(index, body, from_judge)
+
+    def _packed(self, body: bytes, from_judge: bool) -> dict[str, Any]:
+        """A frame as the trusted side gets it: its writer's nonce and its payload."""
+        nonce = self.judge.nonce if from_judge else self.nonce
+        return {"nonce": nonce, "data": base64.b64encode(body).decode()}
+
+    def _on_ready(self, index: int, body: bytes, from_judge: bool) -> None:
+        if index != self.first:
+            self.outcome = "corrupt"
+        elif body.startswith(b'{"status":"ok",'):
+            now = time.monotonic()
+            self.phase, self.clock = "case", now
+            self.deadline = min(now + timeout_of(self.cases[self.first]), self.budget_end)
+        else:  # the program or test setup raised: every remaining case gets it
+            packed = self._packed(body, from_judge)
+            for i in range(self.first, len(self.cases)):
+                self.st["slots"][i] = dict(packed, kind="setup")
+            self.outcome = "done"
+
+    def _on_case(self, index: int, body: bytes, from_judge: bool) -> None:
+        if index != self.expected:
+            self.outcome = "corrupt"
+            return
+        now = time.monotonic()
+        self.st["slots"][self.expected] = dict(self._packed(body, from_judge), kind="frame")
+        self.expected += 1
+        self.clock = now
+        if self.expected == len(self.cases):
+            self.phase, self.deadline = "end", now + END_TIMEOUT_S
+        else:
+            self.deadline = min(now + timeout_of(self.cases[self.expected]), self.budget_end)
+
+    def _on_end(self, index: int, body: bytes, from_judge: bool) -> None:
+        if index != len(self.cases):
+            self.outcome = "corrupt"
+            return
+        self.st["coverage"].append(self._packed(body, from_judge))
+        self.outcome = "done"
+
+    # -- the end ---------------------------------------------------------------------------
+    def conclude(self, status: int) -> int:
+        """Fill the slots this segment decided (``status``: the child's wait status); return
+        the next case to run (past the last one when the segment ended the sample)."""
+        cases, st = self.cases, self.st
+        if self.outcome == "done" or self.phase == "end":
+            if self.phase == "end" and self.outcome != "done":
+                st["notes"].append("coverage was not reported by the child")
+            return len(cases)
+        if not self.started and self.outcome != "corrupt":
+            st["infra"] = f"the sandbox child failed before running the program ({why(status)})"
+            return len(cases)
+        failed = self._failure(status)
+        if self.phase == "module":  # the module itself failed: every remaining case shares it
+            for i in range(self.expected, len(cases)):
+                st["slots"][i] = dict(failed)
+            return len(cases)
+        st["slots"][self.expected] = failed
+        return self.expected + 1
+
+    def _failure(self, status: int) -> dict[str, Any]:
+        """The verdict of the case (or module) that was running when the segment failed."""
+        if self.outcome == "corrupt":
+            return verdict("crashed", "corrupted result channel", self.elapsed)
+        if self.outcome == "timeout":
+            return verdict("timeout", self._timeout_message(), self.elapsed)
+        where = "while the program was loading" if self.phase == "module" else "during the case"
+        return verdict("crashed", f"the child {why(status)} {where}", self.elapsed)
+
+    def _timeout_message(self) -> str:
+        budget = time.monotonic() >= self.budget_end - 1e-3
+        module = self.phase == "module"
+        limit = self.module_limit if module else timeout_of(self.cases[self.expected])
+        if budget and self.elapsed < limit:
+            return f"the sample's time budget of {self.req['budget_s']}s ran out"
+        if module:
+            return f"the program did not finish loading within {limit:g}s"
+        return f"timed out after {limit:g}s"
+
+
+def header(codec: Any, raw: bytes) -> tuple[int, int, int]:
+    """A frame header's kind, case index and payload length, checked."""
+    magic, kind, index, length = struct.unpack(">4sBII", raw)
+    if magic != codec.MAGIC or length > codec.MAX_FRAME:
+        raise codec.ChannelError("bad frame header")
+    if kind not in (codec.KIND_READY, codec.KIND_CASE, codec.KIND_END, KIND_STARTED):
+        raise codec.ChannelError("bad frame kind")
+    return kind, index, length
+
+
+def drain(fd: int) -> bytes:
+    """Whatever a non-blocking pipe holds now."""
+    data = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except (BlockingIOError, OSError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def timeout_of(case: dict[str, Any]) -> float:
+    return float(case.get("timeout_s") or 1.0)
+
+
+def why(status: int) -> str:
+    """How a child ended, in words (from its wait status)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"was killed by signal {name}"
+    if os.WIFEXITED(status):
+        return f"exited with code {os.WEXITSTATUS(status)}"
+    return "ended"
+
+
+def verdict(status: str, message: str, duration: float = 0.0) -> dict[str, Any]:
+    """A slot the server decided itself (the trusted side reads it as is)."""
+    return {"kind": "verdict", "status": status, "message": message, "duration_s": duration}
+
+
+def is_timeout(slot: dict[str, Any] | None) -> bool:
+    return slot is not None and slot.get("kind") == "verdict" and slot.get("status") == "timeout"
