@@ -16,7 +16,7 @@ import glob
 import os
 from collections.abc import Iterable
 
-from harness.sandbox import bwrap
+from harness.sandbox import bwrap, mounts
 
 ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC = (
@@ -57,27 +57,6 @@ def namespace_args() -> list[str]:
     return args
 
 
-def _under(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def _bind(path: str) -> list[str]:
-    """``path`` as it is here: a link stays a link (merged /usr: /bin -> usr/bin)."""
-    if os.path.islink(path):
-        return ["--symlink", os.readlink(path), path]
-    return ["--ro-bind", path, path]
-
-
-def _dirs(path: str, made: set[str]) -> list[str]:
-    """0755 folders on the way to ``path`` that are not there yet."""
-    args: list[str] = []
-    for parent in bwrap.parents(path):
-        if parent not in made:
-            made.add(parent)
-            args += ["--perms", "0755", "--dir", parent]
-    return args
-
-
 def hidden_inside(bound: Iterable[str], hide: Iterable[str]) -> list[str]:
     """What to cover inside the bound folders: site-packages, and hidden paths found there."""
     bound = [b for b in bound if os.path.isdir(b) and not os.path.islink(b)]
@@ -85,41 +64,35 @@ def hidden_inside(bound: Iterable[str], hide: Iterable[str]) -> list[str]:
     for root in bound:
         for pattern in SITE:
             found.update(os.path.realpath(p) for p in glob.glob(os.path.join(root, pattern)))
-    found.update(h for h in bwrap.hidden_paths(hide) if any(_under(h, b) for b in bound))
+    found.update(h for h in bwrap.hidden_paths(hide) if any(mounts.under(h, b) for b in bound))
     # Only what lies inside a bound folder (a path that holds one would hide the toolchain).
     return sorted(
-        p for p in found if os.path.exists(p) and any(_under(p, b) and p != b for b in bound)
+        p for p in found if os.path.exists(p) and any(mounts.under(p, b) and p != b for b in bound)
     )
 
 
 def bwrap_args(hide: Iterable[str], keep: Iterable[str]) -> list[str]:
-    """bubblewrap's command line up to the caller's own binds: the allow-list view."""
+    """bubblewrap's command line up to the caller's own binds: the allow-list view.
+
+    The same mount plan as the fork server's (:func:`harness.sandbox.mounts.mount_plan`, from
+    an empty root): the roots, /etc's entries and the toolchains in ``keep`` bound read-only
+    (links stay links), what :func:`hidden_inside` finds in them covered, 0755 folders on the
+    way. Nothing is dropped to ``nobody`` here: each run gets a uid of its own.
+    """
     args = ["bwrap" if (found := _which()) is None else found]
     args += namespace_args()
     args += ["--die-with-parent", "--new-session", "--as-pid-1"]
-    made: set[str] = {"/"}
-    bound: list[str] = []
-    for root in ROOTS:
-        if os.path.lexists(root):
-            args += _bind(root)
-            made.add(root)
-            if not os.path.islink(root):
-                bound.append(root)
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    args += ["--perms", "0755", "--dir", "/etc"]
-    made.add("/etc")
-    for pattern in ETC:
-        for path in sorted(glob.glob(os.path.join("/etc", pattern))):
-            args += _bind(path)
-    extra = sorted({os.path.realpath(k) for k in keep if os.path.exists(k)})
-    for path in extra:
-        if any(_under(path, b) for b in bound):
-            continue  # already shown
-        args += _dirs(path, made) + ["--ro-bind", path, path]
-        bound.append(path)
-    for path in hidden_inside(bound, hide):
-        args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
-    return args
+    roots = [root for root in ROOTS if os.path.lexists(root)]
+    bound = [root for root in roots if not os.path.islink(root)]
+    etc = [p for pattern in ETC for p in sorted(glob.glob(os.path.join("/etc", pattern)))]
+    extra = []
+    for path in sorted({os.path.realpath(k) for k in keep if os.path.exists(k)}):
+        if not any(mounts.under(path, b) for b in bound):  # else already shown
+            extra.append(path)
+            bound.append(path)
+    shown = [*roots, *etc, *extra]
+    return args + mounts.mount_plan(hidden_inside(bound, hide), shown, drop=False, empty_root=True)
 
 
 def _which() -> str | None:

@@ -28,12 +28,13 @@ import functools
 import importlib.util
 import os
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from harness.sandbox.mounts import mount_plan, under
 
 # The fork server's code (inside/) and the value channel it loads beside it (channel/), shown
 # under the sandbox's own /tmp (so the mount points can exist) in the same layout as here.
@@ -220,16 +221,6 @@ def _editable_mapping(tree: Any) -> list[str]:
     return []
 
 
-def _under(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def parents(path: str) -> list[str]:
-    """Strict ancestors of an absolute path, outermost first, without ``/``."""
-    parts = path.strip("/").split("/")[:-1]
-    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
 def hidden_paths(extra: Iterable[str]) -> list[str]:
     """Everything the candidate must not see, as absolute, existing paths."""
     paths = [os.path.expanduser("~"), *_strict_hidden(extra)]
@@ -268,7 +259,7 @@ def needed_paths(hide: Iterable[str]) -> list[str]:
     extra = [
         p
         for p in site_paths(pythons)
-        if not any(_under(p, h) for h in strict) and not any(_under(h, p) for h in hidden)
+        if not any(under(p, h) for h in strict) and not any(under(h, p) for h in hidden)
     ]
     return sorted(set(pythons) | set(extra))
 
@@ -338,109 +329,6 @@ def view_args(hide: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
     hide = list(hide)
     shown = [*system_paths(), *needed_paths(hide), *keep]
     return mount_plan(data_paths(hide), shown, drop=os.getuid() == 0, empty_root=True)
-
-
-# Kinds of entries in the mount plan; the first three show an empty (fresh) folder.
-_HIDE, _COVER, _FRESH, _KEEP, _LINK, _DIR = "hide", "cover", "fresh", "keep", "link", "dir"
-_EMPTY = {_HIDE, _COVER, _FRESH, _DIR}
-_MAX_MOUNTS = 400  # a sane bound for covering a closed folder entry by entry
-
-
-def _nearest(marks: dict[str, str], path: str, include_self: bool = True) -> str | None:
-    """The mark deciding what ``path`` shows: its own, else its nearest marked ancestor's."""
-    if include_self and path in marks:
-        return marks[path]
-    for parent in reversed(parents(path)):
-        if parent in marks:
-            return marks[parent]
-    return marks.get("/")  # "/" is marked only when the root starts empty
-
-
-def _closed(path: str, need: int, all_of: bool = False) -> bool:
-    """Whether other users lack the permission bit(s) ``need`` on ``path``."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return (mode & need) != need if all_of else not mode & need
-
-
-def mount_plan(
-    hidden: Iterable[str], keep: Iterable[str], drop: bool, empty_root: bool = False
-) -> list[str]:
-    """bwrap options that hide ``hidden`` and keep ``keep`` visible, after :func:`base_args`.
-
-    ``empty_root``: the root starts empty (after :func:`isolation_args`, not :func:`base_args`):
-    only ``keep`` shows, and a hidden path matters only inside a kept one.
-
-    ``/tmp`` is already a fresh tmpfs. Every path gets at most one mount and the options come
-    parents first, so the deepest mount on a path decides what it shows: a hidden folder, a
-    kept folder bound back inside it, a hidden folder inside that again. Folders bubblewrap
-    must create on the way to a kept path are made 0755 (its own mkdir follows the umask).
-    With ``drop`` (the child becomes ``nobody``), a real folder on the way that others cannot
-    enter is covered with a tmpfs, and a kept folder others cannot read is rebuilt from its
-    entries, so that ``nobody`` reaches every kept path.
-    """
-    marks: dict[str, str] = {"/tmp": _FRESH}
-    keep = list(keep)
-    if empty_root:
-        marks["/"] = _FRESH
-    for path in hidden:
-        if empty_root and not any(_under(path, k) for k in keep):
-            continue  # not shown anyway: a mount would only make its name appear
-        marks[path] = _HIDE
-    todo = sorted(set(keep), key=lambda p: (p.count("/"), p))
-    while todo and len(marks) < _MAX_MOUNTS:
-        path = todo.pop(0)
-        if path == "/" or path in marks or not os.path.lexists(path):
-            continue  # a hidden path equal to a kept one stays hidden
-        if drop:
-            for parent in parents(path):
-                if _nearest(marks, parent) not in _EMPTY and _closed(parent, stat.S_IXOTH):
-                    marks[parent] = _COVER
-        if drop and os.path.isdir(path) and _closed(path, stat.S_IROTH | stat.S_IXOTH, all_of=True):
-            # Others cannot list or enter it: an empty 0755 folder with each entry bound in.
-            marks[path] = _COVER
-            try:
-                entries = sorted(os.listdir(path))
-            except OSError:
-                entries = []
-            for name in entries:
-                entry = os.path.join(path, name)
-                if entry in marks:
-                    continue
-                marks[entry] = _LINK if os.path.islink(entry) else _KEEP
-            continue
-        if _nearest(marks, path, include_self=False) in _EMPTY:
-            marks[path] = _LINK if empty_root and os.path.islink(path) else _KEEP
-    # Folders bubblewrap creates on the way to any mount point: 0755, made before it does.
-    for path in list(marks):
-        for parent in parents(path):
-            if parent not in marks and _nearest(marks, parent) in _EMPTY:
-                marks[parent] = _DIR
-    args: list[str] = []
-    for path in sorted(marks, key=lambda p: (p.count("/"), p)):
-        kind = marks[path]
-        if path == "/":
-            continue
-        if kind == _HIDE:
-            args += _hide(path)
-        elif kind == _COVER:
-            args += ["--tmpfs", path]  # a tmpfs root is 0755
-        elif kind == _DIR:
-            args += ["--perms", "0755", "--dir", path]
-        elif kind == _LINK:
-            args += ["--symlink", os.readlink(path), path]
-        elif kind == _KEEP:
-            args += ["--ro-bind", path, path]
-    return args
-
-
-def _hide(path: str) -> list[str]:
-    """Arguments that make ``path`` empty (a folder) or unreadable (a file)."""
-    if os.path.isdir(path):
-        return ["--tmpfs", path]
-    return ["--ro-bind", "/dev/null", path]
 
 
 def build_command(

@@ -29,7 +29,8 @@ import time
 from dataclasses import dataclass
 
 import harness.sandbox.bwrap as bwrap
-from harness.sandbox.api import CaseRequest, SampleRequest, SandboxSettings
+import harness.sandbox.mounts as mounts
+from harness.sandbox.api import CaseRequest, SampleExecution, SampleRequest, SandboxSettings
 
 NOBODY = 65534
 # Standard-library modules that live on disk (most are not preloaded by the server), each
@@ -222,6 +223,25 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
         if not shared:
             sandbox.close()
     duration = time.monotonic() - start
+    uid = _checked_uid(settings, result, uses_bwrap)
+    warning = None
+    if not uses_bwrap:
+        warning = (
+            "bubblewrap is not used: candidates run with resource limits and a private folder "
+            "only (no network or file system isolation)"
+        )
+    return ProbeResult(
+        uses_bwrap=uses_bwrap,
+        uid=uid,
+        modules=tuple(name for name, _ in checks),
+        duration_s=duration,
+        warning=warning,
+    )
+
+
+def _checked_uid(settings: SandboxSettings, result: SampleExecution, uses_bwrap: bool) -> int:
+    """The uid the probe ran as, once its answer shows a usable sandbox; else SandboxUnusable
+    with what failed and what to do."""
     head = (
         "codeeval sandbox: bubblewrap is installed but"
         if uses_bwrap
@@ -263,19 +283,7 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
             "codeeval sandbox: hidden files are readable inside the sandbox "
             f"({', '.join(seen['seen'])}). This is a bug in the harness; please report it."
         )
-    warning = None
-    if not uses_bwrap:
-        warning = (
-            "bubblewrap is not used: candidates run with resource limits and a private folder "
-            "only (no network or file system isolation)"
-        )
-    return ProbeResult(
-        uses_bwrap=uses_bwrap,
-        uid=uid,
-        modules=tuple(name for name, _ in checks),
-        duration_s=duration,
-        warning=warning,
-    )
+    return uid
 
 
 def _advice(uses_bwrap: bool) -> str:
@@ -326,7 +334,7 @@ def _closed_folders() -> list[str]:
     enter (what keeps a child dropped to nobody out without bubblewrap)."""
     out: dict[str, str] = {}
     for path in bwrap.python_dirs():
-        for folder in [*bwrap.parents(path), path]:
+        for folder in [*mounts.parents(path), path]:
             try:
                 mode = os.stat(folder).st_mode
             except OSError:

@@ -281,9 +281,39 @@ def _run(
     workdir: str,
     served: Any = None,
 ) -> None:
+    """Run the program, then its cases ``first..``, sending one frame each, then the end."""
     import random
 
     random.seed(request.get("seed", 0))  # verdicts must not depend on the fork's entropy
+    path = _write_program(request, workdir)
+    cov = _ArcTracer(path) if request.get("coverage") else None
+    if cov is not None:
+        cov.start()
+    env = _run_module(codec, request, first, sender, path, served)
+    if env is None:
+        return
+    entry = request["entry_point"]
+    cases = request["cases"]
+    for index in _range(first, _len(cases)):
+        case = cases[index]
+        if served is not None and case.get("mode") == "sandbox":
+            # The judge runs this check; the child only answers its operations on the program.
+            if not served.serve():
+                return
+            continue
+        sender.send(codec.KIND_CASE, index, _run_case(codec, case, env, entry))
+    end: dict[str, Any] = {}
+    if cov is not None:
+        try:
+            end["coverage"] = cov.stop()
+        except BaseException as exc:  # noqa: B036
+            end["coverage_error"] = _exception(exc)
+    sender.send(codec.KIND_END, _len(cases), end)
+
+
+def _write_program(request: dict[str, Any], workdir: str) -> str:
+    """The program as ``solution.py`` in the work folder (its tracebacks name it), and the
+    sample's fetched packages on ``sys.path``; return the file's path."""
     path = os.path.join(workdir, "solution.py")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
@@ -294,9 +324,14 @@ def _run(
     if deps:  # fetched third-party packages (harness.deps): after the stdlib, before the rest
         at = next((i for i, p in enumerate(sys.path) if "-packages" in p), _len(sys.path))
         sys.path.insert(at, deps)
-    cov = _ArcTracer(path) if request.get("coverage") else None
-    if cov is not None:
-        cov.start()
+    return path
+
+
+def _run_module(
+    codec: Any, request: dict[str, Any], first: int, sender: _Sender, path: str, served: Any
+) -> dict[str, Any] | None:
+    """Run the program's module body and the test setup, and send the ready frame; return
+    the module's namespace, or None when either raised (every case then shares it)."""
     module = types.ModuleType("solution")
     module.__file__ = path
     sys.modules["solution"] = module
@@ -309,53 +344,39 @@ def _run(
             _exec(_code(request, "test_setup", "exec", "<test_setup>"), env)
     except BaseException as exc:  # noqa: B036 - SystemExit at import is the program's failure
         sender.send(codec.KIND_READY, first, {"status": "raised", "exception": _exception(exc)})
-        return
+        return None
     sender.send(codec.KIND_READY, first, {"status": "ok"})
-    entry = request["entry_point"]
-    plain = codec.plain
-    encode = codec.encode_value
+    return env
+
+
+def _run_case(codec: Any, case: dict[str, Any], env: dict[str, Any], entry: str) -> dict:
+    """One compare-mode case: its calls' values, encoded, or what the candidate raised."""
     perf = _perf
-    cases = request["cases"]
-    for index in _range(first, _len(cases)):
-        case = cases[index]
-        payload: dict[str, Any]
-        if served is not None and case.get("mode") == "sandbox":
-            # The judge runs this check; the child only answers its operations on the program.
-            if not served.serve():
-                return
-            continue
-        start = perf()
-        try:
-            ns = _dict(env)
-            if entry in env:
-                ns["candidate"] = env[entry]
-            ns["__plain__"] = plain
-            if entry not in env and case.get("mode") == "compare":
-                raise NameError(f"entry point {entry!r} is not defined by the program")
-            if case.get("prelude"):
-                _exec(_code(case, "prelude", "exec"), ns)
-            if case["mode"] == "compare":
-                values = []
-                compiled = case.get("calls_code") or [None] * _len(case["calls"])
-                for expr, code in _zip(case["calls"], compiled):
-                    values.append(_eval(code or _compile(expr, "<check>", "eval"), ns))
-                # Encoding consumes iterators (the candidate's code): part of the case's time.
-                payload = {"status": "ok", "values": [encode(v) for v in values]}
-                duration = perf() - start
-            else:  # never judged here: only the judge (judge.py) runs sandbox-mode checks
-                raise RuntimeError("a sandbox-mode check reached the child without its judge")
-        except AssertionError as exc:
-            duration = perf() - start
-            payload = {"status": "assertion", "exception": _exception(exc)}
-        except BaseException as exc:  # noqa: B036 - SystemExit/KeyboardInterrupt: candidate's
-            duration = perf() - start
-            payload = {"status": "raised", "exception": _exception(exc)}
-        payload["duration_s"] = duration
-        sender.send(codec.KIND_CASE, index, payload)
-    end: dict[str, Any] = {}
-    if cov is not None:
-        try:
-            end["coverage"] = cov.stop()
-        except BaseException as exc:  # noqa: B036
-            end["coverage_error"] = _exception(exc)
-    sender.send(codec.KIND_END, _len(cases), end)
+    start = perf()
+    payload: dict[str, Any]
+    try:
+        ns = _dict(env)
+        if entry in env:
+            ns["candidate"] = env[entry]
+        ns["__plain__"] = codec.plain
+        if entry not in env and case.get("mode") == "compare":
+            raise NameError(f"entry point {entry!r} is not defined by the program")
+        if case.get("prelude"):
+            _exec(_code(case, "prelude", "exec"), ns)
+        if case["mode"] != "compare":  # never judged here: only the judge (judge.py) does
+            raise RuntimeError("a sandbox-mode check reached the child without its judge")
+        values = []
+        compiled = case.get("calls_code") or [None] * _len(case["calls"])
+        for expr, code in _zip(case["calls"], compiled):
+            values.append(_eval(code or _compile(expr, "<check>", "eval"), ns))
+        # Encoding consumes iterators (the candidate's code): part of the case's time.
+        payload = {"status": "ok", "values": [codec.encode_value(v) for v in values]}
+        duration = perf() - start
+    except AssertionError as exc:
+        duration = perf() - start
+        payload = {"status": "assertion", "exception": _exception(exc)}
+    except BaseException as exc:  # noqa: B036 - SystemExit/KeyboardInterrupt: candidate's
+        duration = perf() - start
+        payload = {"status": "raised", "exception": _exception(exc)}
+    payload["duration_s"] = duration
+    return payload
