@@ -207,33 +207,14 @@ def _infer_kind(
         return NoneDomain()
     if kind == "bool":
         return BoolDomain()
-    if kind == "int":
-        lo, hi = min(values), max(values)
-        top = max(2 * hi + 2, hi + 10, 10)
-        if nested:
-            return IntDomain(min(2 * lo, -10, -(top // 2)), top)
-        return IntDomain(lo if lo >= 0 else min(2 * lo, -10), top)
-    if kind == "float":
-        lo, hi = float(min(values)), float(max(values))
-        top = max(2 * hi + 2, 10.0)
-        if nested:
-            return FloatDomain(min(2 * lo, -10.0, -top / 2), top)
-        return FloatDomain(lo if lo >= 0 else min(2 * lo, -10.0), top)
+    if kind in ("int", "float"):
+        return _number_domain(kind, values, nested)
     if kind == "str":
         return _text_domain(values)
     if kind in ("list", "set"):
         return _list_domain(values, kind, _element_annotation(annotation, 0), hints)
     if kind == "tuple":
-        lengths = {len(v) for v in values}
-        if len(lengths) == 1:
-            (length,) = lengths
-            return TupleDomain(
-                tuple(
-                    infer([v[i] for v in values], _element_annotation(annotation, i), hints, True)
-                    for i in range(length)
-                )
-            )
-        return _list_domain([list(v) for v in values], "list", None, hints)
+        return _tuple_domain(values, annotation, hints)
     keys = [k for v in values for k in v]
     items = [x for v in values for x in v.values()]
     return DictDomain(
@@ -241,6 +222,36 @@ def _infer_kind(
         infer(items, _element_annotation(annotation, 1), hints, True),
         min(MAX_LIST, max(len(v) for v in values) * 2 + 2),
     )
+
+
+def _number_domain(kind: str, values: list[Any], nested: bool) -> IntDomain | FloatDomain:
+    """Room around the seen numbers: up past twice the largest, down to negatives where the
+    seeds go negative (or always, inside a container)."""
+    if kind == "int":
+        lo, hi = min(values), max(values)
+        top = max(2 * hi + 2, hi + 10, 10)
+        if nested:
+            return IntDomain(min(2 * lo, -10, -(top // 2)), top)
+        return IntDomain(lo if lo >= 0 else min(2 * lo, -10), top)
+    flo, fhi = float(min(values)), float(max(values))
+    ftop = max(2 * fhi + 2, 10.0)
+    if nested:
+        return FloatDomain(min(2 * flo, -10.0, -ftop / 2), ftop)
+    return FloatDomain(flo if flo >= 0 else min(2 * flo, -10.0), ftop)
+
+
+def _tuple_domain(values: list[Any], annotation: ast.expr | None, hints: Hints) -> Domain:
+    """A tuple of per-position domains when the tuples share a length, else a list's."""
+    lengths = {len(v) for v in values}
+    if len(lengths) == 1:
+        (length,) = lengths
+        return TupleDomain(
+            tuple(
+                infer([v[i] for v in values], _element_annotation(annotation, i), hints, True)
+                for i in range(length)
+            )
+        )
+    return _list_domain([list(v) for v in values], "list", None, hints)
 
 
 def _text_domain(values: list[str]) -> TextDomain:

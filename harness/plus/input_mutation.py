@@ -63,32 +63,44 @@ def relate(value: Any, other: Any, rng: random.Random) -> Any:
     a list holding the other argument: the inputs where ``<`` and ``<=``, "first" and "all",
     "prefix" and "substring" part ways.
     """
-    numbers = (int, float)
-    if type(value) in numbers and type(value) is not bool:
-        if type(other) in numbers and type(other) is not bool:
-            return other
-        if type(other) in (list, tuple) and len(other) >= 2:
-            items = [x for x in other if type(x) is type(value)]
-            if len(items) >= 2:
-                a, b = rng.sample(items, 2)
-                return rng.choice([a, abs(a - b), a + b, b])
-            if items:
-                return items[0]
-        return value
+    if type(value) in (int, float):  # not bool: type() is exact
+        return _relate_number(value, other, rng)
     if type(value) is str and type(other) is str:
         at = rng.randrange(len(value) + 1)
         times = rng.randint(1, 3)
         return value[:at] + other * times + value[at:]
-    if type(value) is list and type(other) is list and other:
+    if type(value) is list:
+        return _relate_list(value, other, rng)
+    return value
+
+
+def _relate_number(value: float, other: Any, rng: random.Random) -> Any:
+    """The other number (a tie), or one of a list's numbers, their gap or their sum."""
+    if type(other) in (int, float):
+        return other
+    if type(other) in (list, tuple) and len(other) >= 2:
+        items = [x for x in other if type(x) is type(value)]
+        if len(items) >= 2:
+            a, b = rng.sample(items, 2)
+            return rng.choice([a, abs(a - b), a + b, b])
+        if items:
+            return items[0]
+    return value
+
+
+def _relate_list(value: list[Any], other: Any, rng: random.Random) -> list[Any]:
+    """The list sharing the other list's elements, holding the other argument, or with one of
+    its strings related to the other string."""
+    if type(other) is list and other:
         items = list(value)  # share elements with the other list, maybe more than once
         for _ in range(rng.randint(1, 2)):
             items.insert(rng.randrange(len(items) + 1), rng.choice(other))
         return items
-    if type(value) is list and value and type(other) is type(value[0]):
+    if value and type(other) is type(value[0]):
         items = list(value)
         items.insert(rng.randrange(len(items) + 1), other)
         return items
-    if type(value) is list and value and type(value[0]) is str and type(other) is str:
+    if value and type(value[0]) is str and type(other) is str:
         items = list(value)
         position = rng.randrange(len(items))
         items[position] = relate(items[position], other, rng)
