@@ -65,27 +65,11 @@ def split_reference(program: str, entry_point: str) -> dict[int, tuple[str, str]
     line (level 0), after the first third of its body lines (level 1), after its docstring
     (level 2). A level that would repeat a shorter one (a one-line body) is left out.
     """
-    try:
-        tree = ast.parse(program)
-    except SyntaxError:
+    found = _entry_body(program, entry_point)
+    if found is None:
         return {}
-    functions = [
-        n
-        for n in tree.body
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == entry_point
-    ]
-    if not functions:
-        return {}
-    function = functions[-1]
-    body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        if isinstance(body[0].value.value, str):
-            body = body[1:]  # the docstring belongs to the input
-    if not body or function.end_lineno is None:
-        return {}
+    start, end = found
     lines = program.splitlines(keepends=True)
-    start = body[0].lineno - 1  # 0-based index of the body's first line
-    end = function.end_lineno  # exclusive
     while end > start and not lines[end - 1].strip():
         end -= 1
     body_lines = [i for i in range(start, end) if lines[i].strip()]
@@ -101,6 +85,30 @@ def split_reference(program: str, entry_point: str) -> dict[int, tuple[str, str]
     if len(body_lines) >= 3:
         levels[1] = cut(body_lines[max(1, len(body_lines) // 3)])
     return {k: v for k, v in levels.items() if v[1].strip()}
+
+
+def _entry_body(program: str, entry_point: str) -> tuple[int, int] | None:
+    """The 0-based first line of the entry point's body after its docstring, and the end of
+    the function (exclusive); None when there is no such function or no body."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return None
+    functions = [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == entry_point
+    ]
+    if not functions:
+        return None
+    function = functions[-1]
+    body = list(function.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            body = body[1:]  # the docstring belongs to the input
+    if not body or function.end_lineno is None:
+        return None
+    return body[0].lineno - 1, function.end_lineno
 
 
 def build_pairs(

@@ -89,8 +89,18 @@ def module_uses(
 ) -> list[tuple[str, tuple[str, ...], str, int]]:
     """``(module, attribute chain, the name as written, line)`` for each use of an import on or
     after ``first_line``: ``from m import x`` is ``(m, (x,))``, ``alias.a.b`` is ``(m, (a, b))``."""
-    aliases: dict[str, tuple[str, tuple[str, ...]]] = {}
-    uses: list[tuple[str, tuple[str, ...], str, int]] = []
+    aliases, uses = _imports(tree, first_line)
+    return uses + _attribute_uses(tree, aliases, first_line)
+
+
+Use = tuple[str, tuple[str, ...], str, int]  # module, attribute chain, name as written, line
+Aliases = dict[str, tuple[str, tuple[str, ...]]]  # bound name -> (module, attribute chain)
+
+
+def _imports(tree: ast.Module, first_line: int) -> tuple[Aliases, list[Use]]:
+    """The names the imports bind, and the imports themselves as uses."""
+    aliases: Aliases = {}
+    uses: list[Use] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -109,7 +119,13 @@ def module_uses(
                 if node.lineno >= first_line:
                     text = f"{node.module}.{alias.name}"
                     uses.append((node.module, (alias.name,), text, node.lineno))
-    # Attribute chains over imported names, outermost first so ``a.b.c`` is one use, not three.
+    return aliases, uses
+
+
+def _attribute_uses(tree: ast.Module, aliases: Aliases, first_line: int) -> list[Use]:
+    """Attribute chains over imported names, outermost first so ``a.b.c`` is one use, not
+    three."""
+    uses: list[Use] = []
     inner: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or id(node) in inner:

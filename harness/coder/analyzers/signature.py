@@ -66,31 +66,36 @@ def call_mismatches(program: str, tree: ast.Module, first_line: int = 1) -> list
         and not any(isinstance(a, ast.Starred) for a in node.args)
         and all(k.arg is not None for k in node.keywords)
     ]
-    found = []
     with _JEDI_LOCK:
         script = jedi.Script(program)
-        for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset)):
-            line, column = _name_position(call.func)
-            try:
-                names = script.infer(line, column)
-            except Exception:  # jedi has internal errors on odd code: not the model's fault
-                continue
-            signatures = [s for n in names for s in n.get_signatures()]
-            if not signatures:
-                continue
-            keywords = [k.arg for k in call.keywords if k.arg]
-            errors = [_bind_error(s, len(call.args), keywords) for s in signatures]
-            if all(e is not None for e in errors):
-                found.append(
-                    {
-                        "call": _short(ast.unparse(call)),
-                        "callee": names[0].full_name or names[0].name,
-                        "line": call.lineno,
-                        "error": errors[0],
-                        "signatures": list(dict.fromkeys(s.to_string() for s in signatures)),
-                    }
-                )
-    return found
+        found = [
+            _mismatch(script, call)
+            for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset))
+        ]
+    return [m for m in found if m is not None]
+
+
+def _mismatch(script: Any, call: ast.Call) -> dict[str, Any] | None:
+    """The mismatch of one call, or None: it fits a signature, or jedi knows none."""
+    line, column = _name_position(call.func)
+    try:
+        names = script.infer(line, column)
+    except Exception:  # jedi has internal errors on odd code: not the model's fault
+        return None
+    signatures = [s for n in names for s in n.get_signatures()]
+    if not signatures:
+        return None
+    keywords = [k.arg for k in call.keywords if k.arg]
+    errors = [_bind_error(s, len(call.args), keywords) for s in signatures]
+    if any(e is None for e in errors):
+        return None
+    return {
+        "call": _short(ast.unparse(call)),
+        "callee": names[0].full_name or names[0].name,
+        "line": call.lineno,
+        "error": errors[0],
+        "signatures": list(dict.fromkeys(s.to_string() for s in signatures)),
+    }
 
 
 def _name_position(func: ast.expr) -> tuple[int, int]:
