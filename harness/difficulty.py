@@ -286,9 +286,15 @@ def add_difficulty_parser(sub: Any) -> None:
     cmd.add_argument("--data-dir", default=None, help="suite data folder")
     cmd.add_argument("--limit", type=int, default=0, help="measure only the first N problems")
     cmd.add_argument("-o", "--output", type=Path, help="the JSON file (default: the cache)")
+    cmd.add_argument(
+        "-v", "--verbose", action="store_true", help="show the model libraries' own log lines"
+    )
 
 
 def run_difficulty(args: argparse.Namespace) -> int:
+    from harness.logs import quiet_third_parties
+
+    quiet_third_parties(verbose=args.verbose)  # before vLLM or transformers is first imported
     from harness.models.backends import make_backend
     from harness.models.base import GenerationSettings
     from suites import load_suite

@@ -138,6 +138,10 @@ def pytest_llm_generate_samples(
     name = config.getoption("llm_model")
     if not name:
         return None
+    from harness.logs import quiet_third_parties
+
+    # Before the first import of vLLM or transformers: their subprocesses read it at start.
+    quiet_third_parties(verbose=config.get_verbosity() > 0)
     from harness.generate import ResumeMismatch, generate_samples
     from harness.models.backends import make_backend
     from harness.models.registry import RegistryError
