@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
 from harness.completions import prompt_context
-from harness.language_hooks import LanguageHooks, hooks_for
+from harness.language_hooks import LanguageHooks, hooks_for, language_of
 from harness.records import Problem, problem_from_json
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox.shared import shared_sandbox
@@ -127,8 +127,8 @@ class LoadedSuite:
         for key in keys:
             if key in self._executions or key in self._tickets or key not in self.programs:
                 continue
-            if self.problems[key[0]].metadata.get("language") not in (None, "python"):
-                continue  # compiled languages run when asked (harness.languages.runner)
+            if language_of(self.problems[key[0]]) is not None:
+                continue  # a compiled language's sample runs when asked (its driver)
             self._tickets[key] = self.sandbox.submit(self._request(key))
 
     @property

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from harness.analyzers.base import Report, Subject
+from harness.language_hooks import language_of
 
 # Case timings below 1 ms are call overhead and noise, not the algorithm: both sides get
 # this floor, so a fast solution is not ranked by jitter.
@@ -83,7 +84,7 @@ def has_reference_times(subject: Subject) -> bool:
     problem = subject.problem
     if problem is None:
         return False
-    if problem.metadata.get("language") not in (None, "python"):
+    if language_of(problem) is not None:
         return False
     return bool(problem.metadata.get("reference_durations"))
 
