@@ -16,8 +16,8 @@ pytest.importorskip("trl")
 from trainers.common.config import ConfigError  # noqa: E402
 from trainers.common.logger import read_metrics  # noqa: E402
 from trainers.common.policy import frozen_state, trainable_state  # noqa: E402
-from trainers.grpo.config import parse_args  # noqa: E402
 from trainers.common.reward import HarnessReward  # noqa: E402
+from trainers.grpo.config import parse_args  # noqa: E402
 from trainers.grpo.trainer import build_trainer, load_problems, to_trl_args  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
