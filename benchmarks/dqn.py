@@ -91,9 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch
 
     from trainers.common.config import load_config
+    from trainers.common.problems import load_split
     from trainers.dqn.config import DQNConfig
     from trainers.dqn.trainer import DQNTrainer
-    from trainers.magrpo.harness_io import load_split
 
     if args.threads:
         torch.set_num_threads(args.threads)

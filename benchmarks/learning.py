@@ -69,7 +69,7 @@ def length_score(text: str) -> float:
 
 
 def grpo_reward(kind: str, problems: Sequence[Any]) -> Callable[..., list[float | None]]:
-    from trainers.grpo.reward import HarnessReward, completion_text
+    from trainers.common.reward import HarnessReward, completion_text
 
     if kind == "harness":
         return HarnessReward({p.task_id: p for p in problems}, preset="code_levels")

@@ -8,7 +8,6 @@ from typing import Any
 
 from harness.passk import mean_pass_at_k, reportable_ks
 from harness.records import Problem, Sample
-from trainers.common.problems import load_split as load_split  # kept for older imports
 from trainers.common.reward import harness_failed, reward_preset
 from trainers.common.sections import ExternalSettings, OutputSettings, RewardSettings
 from trainers.magrpo.metrics import episode_returns, mean
