@@ -23,10 +23,11 @@ setup: .codeeval-setup
 	@command -v bwrap >/dev/null || echo "note: install bubblewrap (apt-get install -y bubblewrap) for the full sandbox"
 	touch .codeeval-setup
 
+# eval runs without pytest-benchmark: under -n it warns once per process that it is off.
 eval: setup  ## SmolLM2-135M on HumanEval, offline
 	# pytest exits 1 when some samples fail their tests: that is the model's score, not a fault
 	# of the job (make eval sets no gate). Usage and internal errors keep their exit status.
-	$(PYTHON) -m pytest --llm-eval humaneval --llm-model smollm2-135m -n auto --llm-out $(OUT) -p no:cacheprovider -q; \
+	$(PYTHON) -m pytest --llm-eval humaneval --llm-model smollm2-135m -n auto --llm-out $(OUT) -p no:cacheprovider -p no:benchmark -q; \
 	status=$$?; [ $$status -eq 1 ] && echo "(pytest exit 1: failed samples are the model's score; see the table above)" && status=0; exit $$status
 
 test: setup  ## the project's own tests (the slow tier is `make test-slow`)
