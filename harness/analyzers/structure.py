@@ -239,6 +239,20 @@ def _signature_ok(tree: ast.Module, problem: Problem | None) -> bool | None:
     return required <= n and (n <= positional or got.args.vararg is not None)
 
 
+def entry_function(sources: Sequence[str], name: str) -> ast.FunctionDef | None:
+    """The top-level ``def name`` of the first of ``sources`` that parses and defines it
+    (a source that does not parse is passed over)."""
+    for text in sources:
+        try:
+            module = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in module.body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                return node
+    return None
+
+
 def _find_function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     found = None
     for node in tree.body:

@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from harness.analyzers.structure import entry_function
 from harness.languages.types import PyType, Untranslatable, conforms, from_annotation, resolve
 from harness.languages.unions import type_of_values
 from harness.memo import DiskMemo, source_version
@@ -91,14 +92,9 @@ def translate(problem: Problem) -> Translation:
 
 
 def _entry_function(problem: Problem) -> ast.FunctionDef:
-    for text in (problem.prompt, problem.reference):
-        try:
-            module = ast.parse(text)
-        except SyntaxError:
-            continue
-        for node in module.body:
-            if isinstance(node, ast.FunctionDef) and node.name == problem.entry_point:
-                return node
+    node = entry_function((problem.prompt, problem.reference), problem.entry_point)
+    if node is not None:
+        return node
     raise Untranslatable(f"no top-level function {problem.entry_point} in prompt or reference")
 
 

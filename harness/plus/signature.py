@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from harness.analyzers.structure import entry_function
 from harness.records import Problem
 
 _DOCTEST_CALL = re.compile(r"^\s*>>>\s*(.+)$", re.MULTILINE)
@@ -29,21 +30,14 @@ class Signature:
 
 def signature(problem: Problem) -> Signature | None:
     """The entry point's signature, from the reference (or the prompt); None: not a function."""
-    for source in (problem.reference, problem.prompt):
-        try:
-            module = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in module.body:
-            if isinstance(node, ast.FunctionDef) and node.name == problem.entry_point:
-                args = node.args
-                if args.kwonlyargs and len(args.kw_defaults) != sum(
-                    d is not None for d in args.kw_defaults
-                ):
-                    return None  # required keyword-only arguments
-                params = [*args.posonlyargs, *args.args]
-                return Signature(tuple(a.arg for a in params), tuple(a.annotation for a in params))
-    return None
+    node = entry_function((problem.reference, problem.prompt), problem.entry_point)
+    if node is None:
+        return None
+    args = node.args
+    if args.kwonlyargs and len(args.kw_defaults) != sum(d is not None for d in args.kw_defaults):
+        return None  # required keyword-only arguments
+    params = [*args.posonlyargs, *args.args]
+    return Signature(tuple(a.arg for a in params), tuple(a.annotation for a in params))
 
 
 def literal_inputs(problem: Problem) -> list[tuple[Any, ...]]:
