@@ -15,6 +15,7 @@ from typing import Protocol
 
 from trainers.common.policy import AgentPolicy
 from trainers.common.sampling import Generation, generate
+from trainers.common.sections import ModelSettings
 
 
 class RolloutEngine(Protocol):
@@ -70,6 +71,13 @@ def make_rollout_engine(
         engine = VLLMLoraRollouts if sync == "lora" else VLLMMergedRollouts
         return engine(model_name, agents, seed)
     return TransformersRollouts()
+
+
+def engine_for_model(
+    model: ModelSettings, agents: Sequence[AgentPolicy], seed: int
+) -> RolloutEngine:
+    """The engine a run's ``model`` section asks for, sampling from ``agents``."""
+    return make_rollout_engine(model.rollout_backend, model.name, agents, seed, model.vllm_sync)
 
 
 def close_engine(engine: RolloutEngine) -> None:

@@ -46,7 +46,7 @@ from trainers.common.config import to_dict
 from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
 from trainers.common.problems import eval_problems, train_problems
-from trainers.common.rollout_engine import close_engine, make_rollout_engine
+from trainers.common.rollout_engine import close_engine, engine_for_model
 from trainers.common.sampling import token_logprobs
 from trainers.magrpo.collect import collect, episode_targets_for, refill_order
 from trainers.magrpo.config import MAGRPOConfig
@@ -88,13 +88,7 @@ class MAGRPOTrainer:
             config.dataset.suite, self.settings.num_agents, self.settings.split_strategy
         )
         self.agents = list(agents) if agents is not None else self._create_agents()
-        self.engine = make_rollout_engine(
-            config.model.rollout_backend,
-            config.model.name,
-            self.agents,
-            config.seed,
-            config.model.vllm_sync,
-        )
+        self.engine = engine_for_model(config.model, self.agents, config.seed)
         self.optimizers = {
             a.name: torch.optim.AdamW(
                 a.parameters(),

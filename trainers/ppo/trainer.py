@@ -41,7 +41,7 @@ from trainers.common.logger import run_logger
 from trainers.common.policy import AgentPolicy, create_policies
 from trainers.common.problems import prompt_text, train_problems
 from trainers.common.reward import harness_reward, kept_indices
-from trainers.common.rollout_engine import close_engine, make_rollout_engine
+from trainers.common.rollout_engine import close_engine, engine_for_model
 from trainers.common.sampling import encode_prompts, render_prompt
 from trainers.ppo import batch, core
 from trainers.ppo.batch import CriticRollout, Rollout
@@ -89,13 +89,7 @@ class PPOTrainer:
         self.critic = critic if self.central else None
         self.learners = [*self.agents, *([self.critic] if self.critic is not None else [])]
         # The critic never samples: only the agents' adapters go to the rollout engine.
-        self.engine = make_rollout_engine(
-            config.model.rollout_backend,
-            config.model.name,
-            self.agents,
-            config.seed,
-            config.model.vllm_sync,
-        )
+        self.engine = engine_for_model(config.model, self.agents, config.seed)
         hidden = hidden_size(self.agents[0].model)
         # A value head per learner with values: the central critic, else every agent.
         valued = [self.critic] if self.critic is not None else self.agents
