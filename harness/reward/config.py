@@ -143,6 +143,51 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _preset_or_aggregator(data: Mapping[str, Any], source: str) -> tuple[str, Any]:
+    """The preset's name, and the custom aggregator when ``aggregator:`` names one."""
+    path = data.get("aggregator")
+    if path is not None:
+        return "custom", resolve_aggregator(str(path), source)
+    preset = str(data.get("preset", ""))
+    if preset not in PRESETS:
+        raise RewardConfigError(
+            f"{source}: preset {preset!r} is not one of {', '.join(PRESETS)} "
+            "(or give aggregator: pkg.mod:func)"
+        )
+    return preset, None
+
+
+def _number(data: Mapping[str, Any], key: str, source: str) -> float:
+    try:
+        return float(data.get(key, 0.0))
+    except (TypeError, ValueError):
+        raise RewardConfigError(f"{source}: {key} must be a number, got {data[key]!r}") from None
+
+
+def _feedback_mode(data: Mapping[str, Any], source: str) -> str:
+    feedback = str(data.get("feedback", "level_feedback"))
+    if feedback not in ROW_FEEDBACK_MODES:
+        why = " (a personal mode is per agent: a trainer's external.mode)"
+        raise RewardConfigError(
+            f"{source}: feedback {feedback!r} is not one of {', '.join(ROW_FEEDBACK_MODES)}"
+            + (why if feedback in FEEDBACK_MODES else "")
+        )
+    return feedback
+
+
+def _dependencies(data: Mapping[str, Any], source: str) -> dict[str, str]:
+    """The config's pinned third-party allow-list (harness.deps)."""
+    if data.get("dependencies") is None:
+        return {}
+    from harness.deps.pins import PinError
+    from harness.deps.sources import reward_allowlist
+
+    try:
+        return reward_allowlist(data["dependencies"], source)
+    except PinError as exc:
+        raise RewardConfigError(str(exc)) from None
+
+
 def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) -> RewardConfig:
     """Validate a config mapping (from YAML or code); errors name ``source`` and the field."""
     data = dict(data)
@@ -153,31 +198,10 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
     unknown = sorted(set(data) - known_keys)
     if unknown:
         raise RewardConfigError(f"{source}: unknown key(s) {unknown}; known: {sorted(known_keys)}")
-    aggregator = None
     path = data.get("aggregator")
-    if path is not None:
-        preset = "custom"
-        aggregator = resolve_aggregator(str(path), source)
-    else:
-        preset = str(data.get("preset", ""))
-        if preset not in PRESETS:
-            raise RewardConfigError(
-                f"{source}: preset {preset!r} is not one of {', '.join(PRESETS)} "
-                "(or give aggregator: pkg.mod:func)"
-            )
-    try:
-        shift = float(data.get("shift", 0.0))
-    except (TypeError, ValueError):
-        raise RewardConfigError(
-            f"{source}: shift must be a number, got {data['shift']!r}"
-        ) from None
-    feedback = str(data.get("feedback", "level_feedback"))
-    if feedback not in ROW_FEEDBACK_MODES:
-        why = " (a personal mode is per agent: a trainer's external.mode)"
-        raise RewardConfigError(
-            f"{source}: feedback {feedback!r} is not one of {', '.join(ROW_FEEDBACK_MODES)}"
-            + (why if feedback in FEEDBACK_MODES else "")
-        )
+    preset, aggregator = _preset_or_aggregator(data, source)
+    shift = _number(data, "shift", source)
+    feedback = _feedback_mode(data, source)
     extra = data.get("analyzers") or []
     if not isinstance(extra, list) or any(a not in ANALYZERS for a in extra):
         raise RewardConfigError(
@@ -189,15 +213,7 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
     for key in ("helper", "helper_name"):
         if key in data:
             params[key] = data[key]
-    dependencies: dict[str, str] = {}
-    if data.get("dependencies") is not None:
-        from harness.deps.pins import PinError
-        from harness.deps.sources import reward_allowlist
-
-        try:
-            dependencies = reward_allowlist(data["dependencies"], source)
-        except PinError as exc:
-            raise RewardConfigError(str(exc)) from None
+    dependencies = _dependencies(data, source)
     return RewardConfig(
         name=str(data.get("name") or name or Path(source).stem),
         preset=preset,
