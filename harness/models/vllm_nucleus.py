@@ -48,12 +48,14 @@ def nucleus_mask(
 
 
 def _full_nucleus(row: torch.Tensor, p: float) -> torch.Tensor:
-    ordered, index = row.sort(descending=True)
-    probs = ordered.softmax(dim=-1)
-    keep = probs.cumsum(dim=-1) - probs < p
-    keep[0] = True
+    # vLLM's own arithmetic (ascending order, the mass below a token against 1 - p), so a
+    # token at the boundary is kept or dropped exactly as vLLM's top-p would.
+    ordered, index = row.sort(descending=False)
+    below = ordered.softmax(dim=-1).cumsum(dim=-1)
+    drop = below <= 1 - p
+    drop[-1] = False
     out = torch.full_like(row, float("-inf"))
-    out[index[keep]] = ordered[keep]
+    out[index[~drop]] = ordered[~drop]
     return out
 
 
