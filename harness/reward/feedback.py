@@ -106,24 +106,33 @@ def render_feedback(
     raise ValueError(f"feedback mode {mode!r}: expected one of {', '.join(FEEDBACK_MODES)}")
 
 
-def _facts(row: Mapping[str, Any], problem: Problem | None) -> dict[str, Any]:
-    """Syntax, structure and tests, from the row's analyzers or computed here (cheap)."""
-    analyzers = row.get("analyzers") or {}
+def _program_of(row: Mapping[str, Any], problem: Problem | None) -> str:
     program = str(row.get("program") or "")
     if not program and problem is not None:
         program = problem.prompt + str(row.get("completion") or "")
+    return program
+
+
+def _structure_of(program: str, problem: Problem | None) -> dict[str, Any]:
+    import ast
+
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        tree = None
+    return dict(structure_report(tree, problem))
+
+
+def _facts(row: Mapping[str, Any], problem: Problem | None) -> dict[str, Any]:
+    """Syntax, structure and tests, from the row's analyzers or computed here (cheap)."""
+    analyzers = row.get("analyzers") or {}
+    program = _program_of(row, problem)
     syntax = analyzers.get("syntax")
     if not syntax or "ok" not in syntax:
         syntax = dict(check_syntax(program))
     structure = analyzers.get("structure")
     if not structure or "parses" not in structure:
-        import ast
-
-        try:
-            tree = ast.parse(program)
-        except (SyntaxError, ValueError):
-            tree = None
-        structure = dict(structure_report(tree, problem))
+        structure = _structure_of(program, problem)
     tests = analyzers.get("tests")
     if not tests or "total" not in tests:
         tests = dict(summarize_cases(row.get("cases") or []))
