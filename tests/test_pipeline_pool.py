@@ -1,0 +1,96 @@
+"""evaluate(workers=N): warm judging workers give the rows judging in this process gives, and a
+worker that dies costs only the sample it was judging (harness.pipeline.pool)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.evaluate import evaluate
+from harness.pipeline.pool import WorkerPool, split_shares
+from harness.pipeline.prepare import RunSettings, prepare_suite
+from harness.records import Sample
+from suites import load_suite
+
+TASKS = ("HumanEval/0", "HumanEval/53", "HumanEval/2")
+
+
+def problems() -> list[Any]:
+    return [p for p in load_suite("humaneval") if p.task_id in TASKS]
+
+
+def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows without their timings (the only field that may differ between two runs)."""
+    out = []
+    for row in rows:
+        row = {k: v for k, v in row.items() if k not in ("duration_s", "execution")}
+        row["cases"] = [{k: v for k, v in c.items() if k != "duration_s"} for c in row["cases"]]
+        out.append(row)
+    return out
+
+
+def test_workers_give_the_rows_of_the_in_process_path(tmp_path) -> None:
+    samples = [
+        Sample("HumanEval/53", "    return x + y\n", "right"),
+        Sample("HumanEval/53", "    return x - y\n", "wrong"),
+        Sample("HumanEval/0", "    return False\n", "half"),
+        Sample("HumanEval/2", "    return number % 1.0\n", "right"),
+        Sample("HumanEval/2", "    raise ValueError('no')\n", "raises"),
+    ]
+    here = evaluate(problems(), samples, out_dir=tmp_path / "here")
+    pooled = evaluate(problems(), samples, out_dir=tmp_path / "pool", workers=2)
+    again = evaluate(problems(), samples, out_dir=tmp_path / "pool", workers=2)  # warm workers
+    assert comparable(pooled) == comparable(here) == comparable(again)
+    assert [r["status"] for r in here] == ["passed", "failed", "failed", "passed", "failed"]
+
+
+def test_a_dead_worker_costs_only_the_sample_it_was_judging(tmp_path) -> None:
+    samples = [
+        Sample("HumanEval/53", "    return x + y\n", "first"),
+        Sample("HumanEval/53", "    import time\n    time.sleep(60)\n    return x + y\n", "slow"),
+        Sample("HumanEval/53", "    return x + y\n", "third"),
+        Sample("HumanEval/53", "    return y + x\n", "fourth"),
+    ]
+    prepared = prepare_suite(problems(), samples, tmp_path / "suite", RunSettings(timeout_s=120))
+    keys = [(s.task_id, s.sample_id) for s in samples]
+    pool, rows = WorkerPool(1), {}
+    judging = threading.Thread(target=pool._judge_share, args=(0, prepared.root, keys, rows))
+    judging.start()
+    deadline = time.monotonic() + 120
+    while (
+        len(rows) < 1 and time.monotonic() < deadline
+    ):  # the first row is back: it waits on "slow"
+        time.sleep(0.05)
+    pool._workers[0].process.kill()  # type: ignore[union-attr]
+    judging.join(timeout=120)
+    pool.close()
+    assert not judging.is_alive()
+    status = {key[1]: row["status"] for key, row in rows.items()}
+    assert status == {"first": "passed", "slow": "failed", "third": "passed", "fourth": "passed"}
+    assert "worker crashed" in rows[keys[1]]["cases"][0]["message"]
+
+
+keys_strategy = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "c", "d", "e"]), st.text("xyz0123", min_size=1)),
+    unique=True,
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=keys_strategy, size=st.integers(1, 4))
+def test_shares_are_whole_problems_in_order(keys: list[tuple[str, str]], size: int) -> None:
+    shares = split_shares(keys, size, {"a": 3, "b": 1, "c": 10})
+    assert len(shares) == size
+    assert sorted(k for share in shares for k in share) == sorted(keys)
+    for share in shares:
+        assert share == [k for k in keys if k in share]  # each keeps the batch's order
+    owners = {
+        task: {i for i, share in enumerate(shares) for k in share if k[0] == task}
+        for task, _ in keys
+    }
+    assert all(len(o) == 1 for o in owners.values())  # a problem never splits
