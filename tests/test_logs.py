@@ -74,6 +74,7 @@ def test_a_real_generation_prints_no_library_noise(pytester: pytest.Pytester) ->
         "--llm-eval", "humaneval", "--llm-model", "smollm2-135m", "--llm-split", "test[:2]",
         "--llm-backend", "transformers", "--llm-max-new-tokens", "16", "--llm-temperature", "0",
         "--llm-out", str(out), "-p", "no:codeeval_gate", "-p", "no:cacheprovider", "-q",
+        "-p", "no:benchmark",  # as `make eval` runs: pytest-benchmark warns under an xdist parent
     )  # fmt: skip
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     lines = [
