@@ -48,7 +48,7 @@ def evaluate(
     ``pytest_session``: run the generated suite in a real pytest session (the plugin's items;
     with ``workers``, under pytest-xdist). By default the suite's check functions are judged
     without a session per call: the same generated modules, the same sandbox and the same judging code
-    as the plugin's items (:mod:`harness.verdicts`), so the rows are the same either way.
+    as the plugin's items (:mod:`harness.pipeline.judge`), so the rows are the same either way.
     ``out_dir``: where results go (default: a folder per problem set under the temp folder,
     reused by later calls so pytest's caches stay warm).
     ``executor``: where the batch is scored: ``"local"`` (this process), ``"ray"`` (Ray

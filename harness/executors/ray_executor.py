@@ -160,15 +160,12 @@ class RayExecutor:
     ) -> list[dict[str, Any]]:
         """``evaluate(problems, samples, **options)``'s rows, scored on the actors."""
         from harness.pipeline.prepare import load_reward, unique_ids
+        from harness.pipeline.run import check_tasks
 
         if not samples:
             return []
+        check_tasks(problems, samples)
         by_id = {p.task_id: p for p in problems}
-        unknown = sorted({s.task_id for s in samples} - set(by_id))
-        if unknown:
-            raise ValueError(
-                f"samples name tasks that are not among the problems: {', '.join(unknown[:5])}"
-            )
         ray = self._ray()
         batch = unique_ids(samples)  # numbered here, so every share keeps the batch's ids
         # A reward named by a YAML path is read here: the workers may not have the file.

@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,14 +87,19 @@ class WorkerPool:
         self._workers: list[_Worker | None] = [None] * size
         self._lock = threading.Lock()  # one batch at a time: a worker serves one job
 
-    def judge(self, root: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
-        """The rows of ``keys`` of the suite compiled in ``root``, in the order of ``keys``."""
-        with self._lock:
-            return self._judge(root, keys)
+    def judge(
+        self, root: Path, keys: Sequence[Key], weights: Mapping[str, int]
+    ) -> list[dict[str, Any]]:
+        """The rows of ``keys`` of the suite compiled in ``root``, in the order of ``keys``.
 
-    def _judge(self, root: Path, keys: Sequence[Key]) -> list[dict[str, Any]]:
-        suite = loaded_suite(root)
-        weights = {t: max(1, len(p.cases)) for t, p in suite.problems.items()}
+        ``weights``: each task's cost per sample (its cases), to balance the shares.
+        """
+        with self._lock:
+            return self._judge(root, keys, weights)
+
+    def _judge(
+        self, root: Path, keys: Sequence[Key], weights: Mapping[str, int]
+    ) -> list[dict[str, Any]]:
         rows: dict[Key, dict[str, Any]] = {}
         shares = split_shares(keys, self.size, weights)
         threads = [
@@ -135,7 +140,7 @@ class WorkerPool:
         self._workers = [None] * self.size
 
 
-def split_shares(keys: Sequence[Key], size: int, weights: dict[str, int]) -> list[list[Key]]:
+def split_shares(keys: Sequence[Key], size: int, weights: Mapping[str, int]) -> list[list[Key]]:
     """``keys`` in ``size`` shares of whole problems, balanced by samples × cases, each share
     in the order of ``keys``."""
     by_task: dict[str, list[Key]] = {}

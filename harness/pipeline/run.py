@@ -39,27 +39,24 @@ def evaluate_local(
     check_row_extras(row_extras, samples)
     if not samples:
         return []
-    unknown = sorted({s.task_id for s in samples} - {p.task_id for p in problems})
-    if unknown:
-        raise ValueError(
-            f"samples name tasks that are not among the problems: {', '.join(unknown[:5])}"
-        )
+    check_tasks(problems, samples)
     samples = unique_ids(samples)
     out = (Path(out_dir) if out_dir is not None else default_out_dir()).resolve()
     settings = RunSettings(reward=reward, memory_mb=memory_mb, timeout_s=timeout_s)
     prepared = prepare_suite(problems, samples, out / "suite", settings)
     keys = [(s.task_id, s.sample_id) for s in samples]
-    if pytest_session:
+    if pytest_session:  # the session writes results.jsonl and summary.json itself
         from harness.pipeline.pytest_run import run_pytest_session
 
         rows = run_pytest_session(prepared, out, workers, quiet)
-    elif workers:
-        from harness.pipeline.pool import shared_pool
-
-        rows = shared_pool(workers).judge(prepared.root, keys)
     else:
-        rows = judge_suite(prepared.root, keys)
-    if not pytest_session:
+        if workers:
+            from harness.pipeline.pool import shared_pool
+
+            weights = {p.task_id: max(1, len(p.cases)) for p in prepared.problems}
+            rows = shared_pool(workers).judge(prepared.root, keys, weights)
+        else:
+            rows = judge_suite(prepared.root, keys)
         write_results(out, rows, summarize(rows, [1], {"path": "in-process"}))
     if row_extras is not None:
         rows = with_extras(rows, samples, row_extras)
@@ -80,6 +77,15 @@ def check_row_extras(
     if row_extras is not None and len(row_extras) != len(samples):
         raise ValueError(
             f"row_extras has {len(row_extras)} entries for {len(samples)} samples: one per sample"
+        )
+
+
+def check_tasks(problems: Sequence[Problem], samples: Sequence[Sample]) -> None:
+    """Every sample names one of the problems."""
+    unknown = sorted({s.task_id for s in samples} - {p.task_id for p in problems})
+    if unknown:
+        raise ValueError(
+            f"samples name tasks that are not among the problems: {', '.join(unknown[:5])}"
         )
 
 
