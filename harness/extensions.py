@@ -26,7 +26,7 @@ ENTRY_POINT_GROUP = "codeeval.extensions"
 BUNDLED: tuple[str, ...] = ("harness.languages", "harness.plus")
 
 _loaded = False
-_lock = threading.Lock()
+_lock = threading.RLock()  # a product may consult a registry while it is being imported
 
 
 class ExtensionError(ImportError):

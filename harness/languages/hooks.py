@@ -4,7 +4,7 @@
 :class:`~harness.languages.base.Language` (its types, literals, stub, driver and toolchain):
 programs are assembled by :mod:`harness.languages.assemble`, compiled and run by
 :mod:`harness.languages.runner`, and scored by :mod:`harness.languages.rewards`.
-:func:`register` makes a language known to both tables, this package's and the core's.
+:func:`register` makes a language known to the core; its hooks carry its definition.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import harness.languages.rewards as rewards
 import harness.languages.runner as runner
 from harness import language_hooks
 from harness.languages.base import Language
-from harness.languages.registry import add_language
 from harness.records import Problem
 from harness.sandbox import SampleExecution
 
@@ -71,8 +70,7 @@ class CompiledLanguage:
 
 
 def register(language: Language) -> CompiledLanguage:
-    """Make ``language`` known: its definition to this package, its hooks to the core."""
-    add_language(language)
+    """Make ``language`` known to the core (its hooks carry its definition)."""
     hooks = CompiledLanguage(language)
     language_hooks.register(hooks)
     return hooks

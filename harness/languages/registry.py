@@ -1,39 +1,36 @@
 """The target languages' definitions by name (``js``, ``cpp``, ``java``, ``rs``).
 
-:func:`harness.languages.hooks.register` fills this table (and the core's,
-:mod:`harness.language_hooks`); importing :mod:`harness.languages` registers the built-in
-languages. The compile and run machinery reads a problem's definition here.
+There is one table, the core's (:mod:`harness.language_hooks`): :func:`harness.languages.hooks.register`
+puts a language's hooks there, and the hooks carry the language's definition. The compile and
+run machinery reads a problem's definition through here.
 """
 
 from __future__ import annotations
 
+from harness import language_hooks
 from harness.language_hooks import language_of
 from harness.languages.base import Language
 from harness.records import Problem
 
-_LANGUAGES: dict[str, Language] = {}
-
-
-def add_language(language: Language) -> None:
-    """Keep ``language``'s definition under its name (a later one replaces it)."""
-    _LANGUAGES[language.name] = language
-
 
 def get_language(name: str) -> Language:
     """The definition of the language registered as ``name``."""
-    language = _LANGUAGES.get(name)
-    if language is None:
-        known = ", ".join(names()) or "none"
+    language = getattr(language_hooks.get(name), "language", None)
+    if not isinstance(language, Language):
         raise KeyError(
-            f"unknown language {name!r} (registered: {known}); a language registers itself "
-            "with harness.languages.hooks.register(<its Language>)"
+            f"language {name!r} is registered with the core, but not through "
+            "harness.languages.hooks.register(<its Language>): it has no definition here"
         )
     return language
 
 
 def names() -> tuple[str, ...]:
-    """The registered languages' names, in registration order."""
-    return tuple(_LANGUAGES)
+    """The names of the languages registered with a definition, in registration order."""
+    return tuple(
+        name
+        for name in language_hooks.names()
+        if isinstance(getattr(language_hooks.get(name), "language", None), Language)
+    )
 
 
 def language_for(problem: Problem) -> Language:
