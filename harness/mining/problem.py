@@ -8,7 +8,7 @@ outcome; the first check of a sample runs the problem's tests once, the others r
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -88,13 +88,6 @@ def check_spec(record: dict[str, Any]) -> dict[str, Any]:
         "reporter": inside_source("inside_reporter"),
         "program_setup": record.get("program_setup") or "",
     }
-
-
-def hide_paths(problems: Iterable[Problem]) -> list[str]:
-    """Folders the sandbox must hide while these problems run: the original repositories of
-    mined problems (a candidate must not read the body it should write from there)."""
-    found = {p for problem in problems for p in problem.metadata.get("hide_paths", ())}
-    return sorted(p for p in found if Path(p).exists())
 
 
 def case_id(index: int, test_id: str) -> str:
