@@ -1,0 +1,129 @@
+"""The public reward engine: items in, one ``results.jsonl`` row with a reward per item out.
+
+    engine = RewardEngine(reward="weighted", workers=2)
+    rows = engine.score([{"completion": code, "task_id": "HumanEval/0"}])
+    rows[0]["reward"]  # a float, or None where the harness could not judge the sample
+
+Every batch goes through :func:`harness.evaluate.evaluate` (the one pipeline: prepare and
+calibrate, the warm worker pool, judging in the trusted process, the reward config), so a
+row is exactly ``evaluate()``'s row for the same sample. The TRL and verl adapters and the
+reward service (``codeeval serve``) are built on this class.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.evaluate import evaluate
+from harness.records import Problem, Sample
+from harness.rewardapi.items import Item, RewardInputError, check_items
+from harness.rewardapi.problems import ProblemResolver
+
+DEFAULT_REWARD = "binary"  # 1.0 when every case passes, else 0.0
+
+# evaluate()'s default results folder is one per process, and the warm pool serves one batch
+# at a time: batches from every engine in the process take turns.
+_SCORING = threading.Lock()
+
+
+class RewardEngine:
+    """Scores items (see :mod:`harness.rewardapi.items`) through the one pipeline.
+
+    ``reward``: a preset (``binary``, ``weighted``, ``code_levels``, ``class_levels``) or a
+    reward YAML path; None means ``binary``. ``workers``: warm judging processes (0 judges in
+    this process). ``data_dir``: the suites' data folder (default ``$CODEEVAL_DATA_DIR``).
+    ``executor``: ``local`` or ``ray`` (as :func:`harness.evaluate.evaluate`).
+    Thread-safe: concurrent calls take turns on the pool.
+    """
+
+    def __init__(
+        self,
+        *,
+        reward: str | None = None,
+        workers: int = 2,
+        data_dir: Path | None = None,
+        executor: str = "local",
+    ) -> None:
+        if workers < 0:
+            raise ValueError(f"workers must be 0 or more, got {workers}")
+        self.reward = reward or DEFAULT_REWARD
+        self.workers = workers
+        self.executor = executor
+        self.problems = ProblemResolver(data_dir)
+        self._closed = False
+
+    def score(self, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """One row per item, in order. An item is ``{"completion", "task_id", "suite"
+        (optional, default humaneval)}`` or ``{"completion", "problem": {"prompt", "tests",
+        "entry_point", "language", "reference"}}`` (inline problems, built once and cached by
+        content hash). A row is the ``results.jsonl`` row plus ``reward`` (a float, or None
+        for a sample the harness could not judge: its status is ``error``). Raises
+        :class:`RewardInputError` (naming the field) for a bad item before judging anything."""
+        if self._closed:
+            raise RuntimeError("this RewardEngine is closed")
+        checked = check_items(items)
+        problems = self.problems.resolve(checked)
+        rows: list[dict[str, Any] | None] = [None] * len(checked)
+        for positions in separate_runs(problems):
+            batch = [(i, checked[i], problems[i]) for i in positions]
+            for i, row in zip(positions, self._run(batch), strict=True):
+                rows[i] = row
+        return [with_reward(row) for row in rows if row is not None]
+
+    def _run(self, batch: Sequence[tuple[int, Item, Problem]]) -> list[dict[str, Any]]:
+        problems = list({id(p): p for _, _, p in batch}.values())
+        samples = [Sample(p.task_id, item.completion, str(i)) for i, item, p in batch]
+        with _SCORING:
+            return evaluate(
+                problems,
+                samples,
+                reward=self.reward,
+                workers=self.workers,
+                executor=self.executor,
+            )
+
+    def close(self) -> None:
+        """Stop this engine's judging workers (a later engine starts fresh ones)."""
+        self._closed = True
+        if self.workers and self.executor == "local":
+            from harness.pipeline.pool import shared_pool
+
+            with _SCORING:
+                shared_pool(self.workers).close()
+
+    def __enter__(self) -> RewardEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def separate_runs(problems: Sequence[Problem]) -> list[list[int]]:
+    """Positions of ``problems`` in as few runs as possible where a task id names one problem
+    (``HumanEval/0`` of ``humaneval`` and of ``humaneval-plus`` cannot share a run)."""
+    runs: list[tuple[dict[str, Problem], list[int]]] = []
+    for position, problem in enumerate(problems):
+        for owners, positions in runs:
+            if owners.setdefault(problem.task_id, problem) is problem:
+                positions.append(position)
+                break
+        else:
+            runs.append(({problem.task_id: problem}, [position]))
+    return [positions for _, positions in runs]
+
+
+def with_reward(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its ``reward``: None where the harness could not judge the sample (status
+    ``error``: infrastructure or data) or the reward is not a finite number, never 0."""
+    value = row.get("reward")
+    finite = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if row.get("status") == "error" or not finite or not math.isfinite(value):
+        value = None
+    return {**row, "reward": value}
+
+
+__all__ = ["RewardEngine", "RewardInputError"]
