@@ -51,6 +51,12 @@ class CheckCase:
     statement: str = ""
     timeout_s: float | None = None
     weaker: bool = False
+    # A compare case judged by a named oracle (harness.oracles) instead of ``check``: the
+    # oracle gets the values sent back and ``expected``, JSON text it alone interprets
+    # (EvalPlus's cases: the reference's output in the channel's tagged encoding, atol).
+    # Text, not a structure: cases are hashed (harness.runtime caches by them).
+    oracle: str = ""
+    expected: str = ""
 
 
 @dataclass(frozen=True)
