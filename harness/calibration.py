@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
+from harness.oracles import judge as judge_with_oracle
 from harness.paths import cache_dir, write_cache_file
 from harness.records import CheckCase, Problem
 from harness.runtime import build_request
@@ -281,6 +282,8 @@ class _TrustedChecks:
         return None
 
     def _check(self, case: CheckCase, values: list[Any]) -> str | None:
+        if case.oracle:  # judged by a named oracle, as the generated test does
+            return judge_with_oracle(case.oracle, values, case.expected)
         module = self._setup()
         if module is None:
             return f"the test setup raised {self._setup_error}"

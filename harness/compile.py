@@ -131,9 +131,55 @@ def render_test_module(problem: Problem) -> str:
     lines.append("]")
     if any(c.mode == "compare" for c in problem.cases) and problem.test_setup.strip():
         lines += ["", "# Test setup from the benchmark (trusted code).", problem.test_setup]
+    groups: dict[str, list[CheckCase]] = {}
     for case in problem.cases:
+        if case.oracle:  # one parametrized test per group, rendered where the group starts
+            group = groups.setdefault(oracle_group(case.case_id), [])
+            group.append(case)
+            if len(group) == 1:
+                lines += ["", "", f"<group {oracle_group(case.case_id)}>"]
+            continue
         lines += ["", ""] + _render_case(case)
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    for name, cases in groups.items():
+        text = text.replace(f"<group {name}>", "\n".join(_render_oracle_group(name, cases)), 1)
+    return text
+
+
+def oracle_group(case_id: str) -> str:
+    """The group of an oracle case: its id without the trailing number (``plus_12``: plus)."""
+    head, _, tail = case_id.rpartition("_")
+    return head if head and tail.isdigit() else case_id
+
+
+def _render_oracle_group(name: str, cases: list[CheckCase]) -> list[str]:
+    """One test for a group of oracle cases (EvalPlus's hundreds of inputs): the inputs, the
+    calls and the expected outputs stay in ../problems.jsonl, the judging in harness.oracles."""
+    ids = [c.case_id for c in cases]
+    if ids == [f"{name}_{i}" for i in range(len(ids))]:
+        params = f'[f"{name}_{{i}}" for i in range({len(ids)})]'
+    else:
+        params = repr(ids)
+    oracles = ", ".join(repr(o) for o in sorted({c.oracle for c in cases}))
+    doc = [
+        f'"""{len(ids)} inputs ({ids[0]} .. {ids[-1]}). Each case calls the candidate once in the',
+        f"sandbox (its `calls` in ../problems.jsonl, e.g. `{_short_call(cases[0])}`); the",
+        f"oracle {oracles} (harness.oracles) judges the value here, in the trusted process,",
+        'against the reference\'s output (the case\'s `expected`)."""',
+    ]
+    body = [f'@pytest.mark.parametrize("case_id", {params})']
+    if is_plus(ids[0]):
+        body.insert(0, "@pytest.mark.plus")
+    body += [f"def test_{name}(sandbox, case_id):", *(_indent(line) for line in doc)]
+    body.append(_indent("sandbox.judge(case_id)"))
+    return body
+
+
+def _short_call(case: CheckCase, limit: int = 60) -> str:
+    """The first call of an oracle group, shortened, safe inside a docstring."""
+    call = case.calls[0] if case.calls else ""
+    call = call.replace("`", "'").replace("\\", "/").replace('"', "'")
+    return call if len(call) <= limit else call[: limit - 3] + "..."
 
 
 def _render_case(case: CheckCase) -> list[str]:

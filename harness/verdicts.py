@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import marshal
 import signal
@@ -35,8 +36,10 @@ from _pytest._code import ExceptionInfo
 from _pytest.assertion import util as assertion_util
 from _pytest.outcomes import Exit
 
+from harness.compile import oracle_group
+from harness.oracles import judge as judge_with_oracle
 from harness.paths import cache_dir, write_cache_file
-from harness.records import Problem
+from harness.records import CheckCase, Problem
 from harness.results import CaseOutcome
 from harness.sandbox import CaseExecution, SampleExecution
 
@@ -200,6 +203,15 @@ class SampleCheck:
             self._fail(case)
         return list(case.values)
 
+    def judge(self, case_id: str) -> None:
+        """For cases judged by a named oracle (harness.oracles): fails the test unless the
+        oracle accepts the values the candidate's call returned."""
+        values = self.values(case_id)
+        case = case_index(self.problem)[case_id]
+        why = judge_with_oracle(case.oracle, values, case.expected)
+        if why is not None:
+            pytest.fail(why[:MAX_MESSAGE], pytrace=False)
+
     def passed(self, case_id: str) -> None:
         """For checks that ran inside the sandbox: fails the test unless the check held."""
         case = self._case(case_id)
@@ -235,14 +247,36 @@ def describe(case: CaseExecution) -> str:
 
 
 def case_functions(problem: Problem, module: ModuleType) -> list[tuple[str, Callable[..., Any]]]:
-    """``(case_id, function)`` for every case of ``problem``, from its generated module."""
-    found = []
+    """``(case_id, function)`` for every case of ``problem``, from its generated module.
+
+    An oracle case has no function of its own: its group's (``test_plus`` for ``plus_12``,
+    parametrized by ``case_id``; see ``harness.compile.oracle_group``) is called with its id.
+    """
+    found: list[tuple[str, Callable[..., Any]]] = []
     for case in problem.cases:
         function = getattr(module, f"test_{case.case_id}", None)
+        if function is None and case.oracle:
+            group = getattr(module, f"test_{oracle_group(case.case_id)}", None)
+            if group is not None:
+                function = functools.partial(group, case_id=case.case_id)
         if function is None:
             raise LookupError(f"{module.__name__} has no test_{case.case_id}: regenerate the suite")
         found.append((case.case_id, function))
     return found
+
+
+def case_index(problem: Problem) -> dict[str, CheckCase]:
+    """``{case_id: case}`` of ``problem`` (kept for the last few problems: an oracle case
+    looks its expected output up once per sample)."""
+    cached = _case_indexes.get(id(problem))
+    if cached is None or cached[0] is not problem:
+        if len(_case_indexes) > 64:
+            _case_indexes.clear()
+        cached = _case_indexes[id(problem)] = (problem, {c.case_id: c for c in problem.cases})
+    return cached[1]
+
+
+_case_indexes: dict[int, tuple[Problem, dict[str, CheckCase]]] = {}
 
 
 def judge_sample(

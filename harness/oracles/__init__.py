@@ -1,0 +1,105 @@
+"""Oracles: named judges of a compare case's values, run in the trusted process.
+
+A :class:`~harness.records.CheckCase` whose ``oracle`` names one here is judged by it instead
+of by a ``check`` expression: the oracle gets the values the sandbox sent back (plain data,
+already decoded) and the case's ``expected`` (JSON text, parsed once and kept), and says why
+the case failed, or ``None`` when it passed. Benchmarks whose expected outputs are data (one
+per input, hundreds per problem) use this, so their generated modules stay short.
+
+Oracles register by name (:func:`register_oracle`), lazily as ``"module:function"`` or by
+value; ``equal`` is the default: the first value equals the decoded expected output.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from harness.sandbox.channel.codec import decode_value, encode_value
+
+
+class Oracle(Protocol):
+    """Why ``values`` fail the case described by ``expected`` (parsed JSON); None: passed."""
+
+    def __call__(self, values: Sequence[Any], expected: Any) -> str | None: ...
+
+
+class OracleError(LookupError):
+    """A case names an oracle that is not registered."""
+
+
+def equal(values: Sequence[Any], expected: Any) -> str | None:
+    """The default oracle: ``values[0] == decode(expected["out"])``."""
+    want = decoded(expected["out"])
+    got = values[0] if values else None
+    try:
+        same = bool(got == want)
+    except Exception as exc:  # noqa: BLE001 - a comparison that raises is a failed case
+        return f"comparing the output raised {type(exc).__name__}"
+    return None if same else mismatch(got, want)
+
+
+_ORACLES: dict[str, Oracle | str] = {
+    "equal": equal,
+    "evalplus": "harness.oracles.evalplus:evalplus",
+}
+_LOCK = threading.Lock()
+
+
+def register_oracle(name: str, oracle: Oracle | str) -> None:
+    """Register (or replace) an oracle: a callable, or ``"module:function"`` for later."""
+    with _LOCK:
+        _ORACLES[name] = oracle
+
+
+def get_oracle(name: str) -> Oracle:
+    """The oracle registered as ``name`` (imported on first use when registered lazily)."""
+    with _LOCK:
+        found = _ORACLES.get(name)
+        if isinstance(found, str):
+            module, _, attr = found.partition(":")
+            found = _ORACLES[name] = getattr(importlib.import_module(module), attr)
+    if found is None:
+        raise OracleError(f"no oracle named {name!r} (known: {', '.join(sorted(_ORACLES))})")
+    return found
+
+
+def judge(name: str, values: Sequence[Any], expected_json: str) -> str | None:
+    """Run oracle ``name`` on ``values`` against the case's ``expected`` JSON text."""
+    if not expected_json:
+        return f"the case has no expected output for oracle {name!r}: the suite was not prepared"
+    return get_oracle(name)(values, parsed(expected_json))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def parsed(expected_json: str) -> Any:
+    """The case's expected JSON, parsed (kept: every sample of a problem reads it again)."""
+    return json.loads(expected_json)
+
+
+def encoded(value: Any) -> Any:
+    """``value`` as the channel's tagged plain data (what ``expected`` stores outputs as)."""
+    return encode_value(value)
+
+
+def decoded(data: Any) -> Any:
+    """A value stored with :func:`encoded`, rebuilt (a fresh copy: oracles may not share it)."""
+    return decode_value(data)
+
+
+def mismatch(got: Any, want: Any, limit: int = 120) -> str:
+    """``expected X, got Y`` with both shortened."""
+    return f"expected {_short(want, limit)}, got {_short(got, limit)}"
+
+
+def _short(value: Any, limit: int) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - decoded values are plain data; still, never raise here
+        text = "<unprintable>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
