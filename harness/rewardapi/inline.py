@@ -2,8 +2,10 @@
 
 Fields (all strings; docs/reward_api.md):
 
-- ``prompt``: what the model was asked; a completion either continues it or is a whole
-  solution (as for the suites, :mod:`harness.completions`).
+- ``prompt``: what the model was asked. When it holds the entry point's ``def`` line, a
+  completion may continue it (HumanEval style) or be a whole solution; otherwise it is prose and
+  the completion must be a whole solution (plain or in a markdown block; as for the suites,
+  :mod:`harness.completions`).
 - ``entry_point``: the function under test.
 - ``tests``: either a HumanEval-style module defining ``def check(candidate):`` (helpers and
   imports beside it allowed), or plain ``assert`` lines that call the entry point by name
@@ -81,11 +83,18 @@ def build_problem(spec: InlineSpec, where: str) -> Problem:
         test_setup=test_setup,
         candidate_names=names,
         defects=tuple(defects),
-        metadata={"test_source": test_source, "prompt_kind": "code"},
+        metadata={"test_source": test_source, "prompt_kind": prompt_kind(spec)},
     )
     if spec.language == "python":
         return python
     return _translated(python, spec.language, where)
+
+
+def prompt_kind(spec: InlineSpec) -> str:
+    """``code`` when the prompt holds the entry point's stub (a completion may continue it),
+    else ``text``: prose that never becomes part of the program."""
+    stub = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(spec.entry_point)}\s*\(", re.MULTILINE)
+    return "code" if stub.search(spec.prompt) else "text"
 
 
 def _translated(problem: Problem, language: str, where: str) -> Problem:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.records import Problem, Sample
+from harness.rewardapi.trl import completion_text  # one reading of a TRL completion
 
 # ``evaluate(problems, samples, reward=...)`` -> result rows (docs/formats.md) with ``reward``.
 EvaluateFn = Callable[..., Sequence[Mapping[str, Any]]]
@@ -47,15 +48,6 @@ def harness_failed(row: Mapping[str, Any]) -> bool:
 def reward_preset(preset: str, num_agents: int) -> str:
     """``code_levels`` without a helper agent is the preset's single-agent form."""
     return "code_levels_single" if preset == "code_levels" and num_agents == 1 else preset
-
-
-def completion_text(completion: Any) -> str:
-    """Text of a TRL completion: a plain string, or a list of chat messages."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], Mapping):
-        return str(completion[-1].get("content", ""))
-    return str(completion)
 
 
 def default_evaluate() -> EvaluateFn:
