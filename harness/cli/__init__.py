@@ -8,6 +8,7 @@ codeeval history [--model M] [--suite S] [--language L] [--limit N] [--json]
 codeeval mine PATH -o SUITE.jsonl         # a tiered suite from a repository (harness.mining)
 codeeval deps fetch SUITE [--find-links DIR --no-index]   # third-party packages (harness.deps)
 codeeval difficulty --suite mbpp --split train --model M -n 8   # pass rates (harness.difficulty)
+codeeval serve [--port 8765] [--reward weighted] [--workers 2]  # reward server (harness.service)
 ```
 """
 
@@ -23,6 +24,7 @@ from harness.cli.runs import add_runs_parsers, run_runs
 from harness.coder.cli import add_coder_parser, run_coder
 from harness.difficulty import add_difficulty_parser, run_difficulty
 from harness.mining.command import add_mine_parser, run_mine
+from harness.service.server import add_serve_parser, run_serve
 
 # Each family of subcommands: the function that adds its parsers, the one that runs them, and
 # the subcommand names it adds. A new family is one more row.
@@ -34,6 +36,7 @@ COMMANDS: tuple[
     (add_coder_parser, run_coder, ("coder",)),  # complete|pairs|evaluate|metrics|export|report
     (add_deps_parser, run_deps, ("deps",)),  # codeeval deps fetch|show SUITE
     (add_difficulty_parser, run_difficulty, ("difficulty",)),  # --suite S --split P --model M
+    (add_serve_parser, run_serve, ("serve",)),  # codeeval serve [--host H --port P --workers N]
 )
 
 

@@ -1,0 +1,179 @@
+"""``codeeval serve``: the reward server on uvicorn, its settings and its command line.
+
+    codeeval serve --port 8765 --reward weighted --workers 2
+    codeeval serve --host 0.0.0.0 --token-file /run/secrets/codeeval   # a token off loopback
+
+Uvicorn handles SIGTERM as a drain: it stops accepting, waits for the requests it has accepted
+(their rows come from the batcher, which keeps running), then runs the app's shutdown, which
+scores anything still queued and closes the engine. No accepted request is lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.service.batcher import Batcher, BoundedQueue, ScoringEngine
+from harness.service.metrics import Metrics
+from harness.service.payloads import Limits
+
+if TYPE_CHECKING:  # the app needs starlette, which `codeeval --help` does not
+    from harness.service.app import ServiceState
+
+TOKEN_ENV = "CODEEVAL_SERVE_TOKEN"
+
+
+@dataclass
+class ServeSettings:
+    """How the server runs; the command line sets each field."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None
+    reward: str | None = None
+    workers: int = 2
+    executor: str = "local"
+    data_dir: Path | None = None
+    max_queue_samples: int = 4096
+    max_batch_samples: int = 256
+    default_deadline_s: float | None = None
+    drain_s: float = 120.0
+    limits: Limits = field(default_factory=Limits)
+    log_level: str = "warning"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: ServeSettings) -> None:
+    """Off loopback, a token is required: anyone who can reach the port could run code."""
+    if not is_loopback(settings.host) and not settings.token:
+        raise SystemExit(
+            f"codeeval serve: --host {settings.host} is reachable from other machines; "
+            f"give a token (--token-file FILE or ${TOKEN_ENV}) so only your trainers can call it"
+        )
+
+
+def default_engine(settings: ServeSettings) -> tuple[ScoringEngine, Any]:
+    """The public reward engine and its validator (the engine's own item and task checks)."""
+    from harness.rewardapi import RewardEngine
+    from harness.rewardapi.items import check_items
+
+    engine = RewardEngine(
+        reward=settings.reward,
+        workers=settings.workers,
+        data_dir=settings.data_dir,
+        executor=settings.executor,
+    )
+
+    def validate(items: Any) -> None:
+        engine.problems.resolve(check_items(items))
+
+    return engine, validate
+
+
+def make_state(
+    settings: ServeSettings, engine: ScoringEngine, validate: Any = None
+) -> ServiceState:
+    from harness.service.app import ServiceState
+
+    metrics = Metrics()
+    queue = BoundedQueue(settings.max_queue_samples)
+    batcher = Batcher(engine, queue, metrics, settings.max_batch_samples)
+    return ServiceState(
+        queue=queue,
+        batcher=batcher,
+        metrics=metrics,
+        limits=settings.limits,
+        validate=validate,
+        token=settings.token,
+        default_deadline_s=settings.default_deadline_s,
+        drain_s=settings.drain_s,
+    )
+
+
+def make_server(state: ServiceState, settings: ServeSettings) -> Any:
+    import uvicorn
+
+    from harness.service.app import build_app
+
+    config = uvicorn.Config(
+        build_app(state),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        timeout_graceful_shutdown=settings.drain_s,
+        limit_concurrency=None,
+        access_log=False,
+    )
+    return uvicorn.Server(config)
+
+
+def serve(settings: ServeSettings, sock: socket.socket | None = None) -> None:
+    """Run until SIGTERM or SIGINT (then drain). ``sock``: an already bound socket."""
+    check_exposure(settings)
+    engine, validate = default_engine(settings)
+    server = make_server(make_state(settings, engine, validate), settings)
+    threading.Thread(target=announce, args=(server,), daemon=True).start()
+    server.run(sockets=[sock] if sock is not None else None)
+
+
+def announce(server: Any) -> None:
+    """One line with the address once the server listens (``--port 0`` picks a free port)."""
+    while not server.started:
+        if server.should_exit:
+            return
+        time.sleep(0.05)
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    print(f"codeeval serve: listening on http://{host}:{port}", flush=True)
+
+
+def add_serve_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="a long-running reward server for trainers (HTTP)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token-file", type=Path, help=f"the bearer token (else ${TOKEN_ENV})")
+    p.add_argument("--reward", default=None, help="a preset or reward YAML (default: binary)")
+    p.add_argument("--workers", type=int, default=2, help="warm judging processes")
+    p.add_argument("--executor", choices=("local", "ray"), default="local")
+    p.add_argument("--data-dir", type=Path, default=None)
+    p.add_argument("--max-queue-samples", type=int, default=4096, help="past this: 429")
+    p.add_argument("--max-batch-samples", type=int, default=256)
+    p.add_argument("--max-body-mb", type=float, default=8.0)
+    p.add_argument("--deadline-s", type=float, default=None, help="default per-request deadline")
+    p.add_argument("--drain-s", type=float, default=120.0, help="longest drain on SIGTERM")
+    p.add_argument("--log-level", default="warning")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    token = args.token_file.read_text().strip() if args.token_file else os.environ.get(TOKEN_ENV)
+    settings = ServeSettings(
+        host=args.host,
+        port=args.port,
+        token=token or None,
+        reward=args.reward,
+        workers=args.workers,
+        executor=args.executor,
+        data_dir=args.data_dir,
+        max_queue_samples=args.max_queue_samples,
+        max_batch_samples=args.max_batch_samples,
+        default_deadline_s=args.deadline_s,
+        drain_s=args.drain_s,
+        limits=Limits(max_body_bytes=int(args.max_body_mb * 1024 * 1024)),
+        log_level=args.log_level,
+    )
+    serve(settings)
+    return 0
