@@ -11,6 +11,8 @@ Names: ``humaneval``, ``mbpp`` (full, 974), ``mbpp-sanitized`` (427), ``coophuma
 problems with generated plus cases, ``suites.plus``), ``humaneval-js|cpp|java|rs`` and
 ``mbpp-sanitized-js|...`` (translated into other languages, ``suites.multipl``), and ``jsonl:PATH`` for a user's own
 problems.
+``NAME@OPTION`` passes OPTION to a loader that takes one (``load(data_dir, option)``): a stdio
+suite's language or date window, ``livecodebench@2024-08-01..2025-02-01``, ``codecontests@cpp``.
 ``data_dir`` is the folder of local data mirrors; the default comes from the environment
 variable ``CODEEVAL_DATA_DIR``; without either, loaders use their packaged copy or the hub.
 """
@@ -30,6 +32,7 @@ from suites.splits import SplitError, select_split
 
 DATA_DIR_ENV = "CODEEVAL_DATA_DIR"
 JSONL_PREFIX = "jsonl:"
+OPTION_SEP = "@"  # NAME@OPTION: the loader's option (a stdio suite's language, date window)
 
 Splits = Mapping[str, Sequence[Problem]] | Sequence[Problem]
 Loader = Callable[..., Splits]
@@ -43,6 +46,11 @@ _REGISTRY: dict[str, Loader | str] = {
     "classeval": "suites.classeval:load",
     "humaneval-plus": "suites.plus:load_humaneval_plus",
     "mbpp-plus": "suites.plus:load_mbpp_plus",
+    # stdin -> stdout suites (docs/stdio_suites.md); NAME@OPTION picks a language or window
+    "livecodebench": "suites.livecodebench:load",
+    "codecontests": "suites.codecontests:load",
+    "apps": "suites.apps:load",
+    "taco": "suites.taco:load",
     **{  # humaneval-js, -cpp, -java, -rs and mbpp-sanitized-*: translated (suites.multipl)
         f"{base}-{lang}": f"suites.multipl:load_{base.replace('-', '_')}_{lang}"
         for base in ("humaneval", "mbpp-sanitized")
@@ -57,6 +65,9 @@ _ALIASES = {
     "sanitized-mbpp": "mbpp-sanitized",
     "humaneval+": "humaneval-plus",
     "mbpp+": "mbpp-plus",
+    "lcb": "livecodebench",
+    "code_contests": "codecontests",
+    "code-contests": "codecontests",
 }
 _CACHE: dict[tuple[str, str], dict[str, list[Problem]]] = {}
 _LOCK = threading.Lock()
@@ -70,7 +81,7 @@ def register_suite(name: str, loader: Loader | str) -> None:
         raise SuiteError(f"a lazy loader is 'module:function', got {loader!r}")
     with _LOCK:
         _REGISTRY[name.lower()] = loader
-        for key in [k for k in _CACHE if k[0] == name.lower()]:
+        for key in [k for k in _CACHE if k[0].partition(OPTION_SEP)[0] == name.lower()]:
             del _CACHE[key]
 
 
@@ -112,17 +123,19 @@ def load_splits(name: str, data_dir: Path | None = None) -> dict[str, list[Probl
         if is_mined_suite(path):  # `codeeval mine` output: tiers are splits
             return load_mined(path, suite=name)
         return {"test": load_jsonl(path, suite=name)}
-    key = _ALIASES.get(name.lower(), name.lower())
+    base, _, option = name.partition(OPTION_SEP)
+    key = _ALIASES.get(base.lower(), base.lower())
     if key not in _REGISTRY:
         raise SuiteError(
             f"unknown suite {name!r}; known suites: {', '.join(known_suites())}, "
             "or jsonl:PATH for your own problems in HumanEval shape"
         )
-    cache_key = (key, str(data_dir.resolve()) if data_dir else "")
+    named = key + OPTION_SEP + option if option else key
+    cache_key = (named, str(data_dir.resolve()) if data_dir else "")
     with _LOCK:
         cached = _CACHE.get(cache_key)
     if cached is None:
-        cached = _as_splits(_call(_resolve(key), data_dir))
+        cached = _as_splits(_call(_resolve(key), data_dir, option or None, name))
         with _LOCK:
             _CACHE[cache_key] = cached
     return {split: list(problems) for split, problems in cached.items()}
@@ -145,12 +158,18 @@ def _resolve(key: str) -> Loader:
     return function
 
 
-def _call(loader: Loader, data_dir: Path | None) -> Splits:
+def _call(
+    loader: Loader, data_dir: Path | None, option: str | None = None, name: str = ""
+) -> Splits:
     try:
-        accepts_dir = "data_dir" in inspect.signature(loader).parameters
+        parameters = inspect.signature(loader).parameters
+        accepts_dir, accepts_option = "data_dir" in parameters, "option" in parameters
     except (TypeError, ValueError):
-        accepts_dir = True
-    return loader(data_dir=data_dir) if accepts_dir else loader()
+        accepts_dir, accepts_option = True, option is not None
+    if option is not None and not accepts_option:
+        raise SuiteError(f"suite {name!r}: this suite takes no {OPTION_SEP}OPTION")
+    kwargs: dict[str, object] = {"option": option} if option is not None else {}
+    return loader(data_dir=data_dir, **kwargs) if accepts_dir else loader(**kwargs)
 
 
 def _as_splits(result: Splits) -> dict[str, list[Problem]]:
@@ -161,7 +180,8 @@ def _as_splits(result: Splits) -> dict[str, list[Problem]]:
 
 def loader_module(name: str) -> str:
     """The module that loads the registered suite ``name`` (a ``jsonl:`` suite has none)."""
-    key = _ALIASES.get(name.lower(), name.lower())
+    base = name.partition(OPTION_SEP)[0]
+    key = _ALIASES.get(base.lower(), base.lower())
     loader = _REGISTRY.get(key)
     if loader is None:
         known = ", ".join(known_suites())
