@@ -1,0 +1,262 @@
+"""The public reward engine: the same rows as evaluate(), inline problems, and bad items.
+
+Real runs throughout: the engine and evaluate() both judge in the real sandbox (warm worker
+pool), and the identity test compares their rows apart from measured timings.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.evaluate import evaluate
+from harness.records import Sample
+from harness.rewardapi import RewardEngine, RewardInputError
+from harness.rewardapi.engine import separate_runs, with_reward
+from harness.rewardapi.inline import content_hash
+from harness.rewardapi.items import InlineSpec, check_items
+from harness.sandbox.api import RESOURCE_KEYS
+from suites import load_suite
+
+TIMINGS = {"duration_s", "max_rss_kb", *RESOURCE_KEYS}  # measured: differ per run
+
+ADD = {
+    "prompt": "def add(a, b):\n",
+    "tests": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 4\n",
+    "entry_point": "add",
+    "reference": "def add(a, b):\n    return a + b\n",
+}
+ADD_CHECK = {
+    **ADD,
+    "prompt": 'def add(a, b):\n    """Add two numbers."""\n',
+    "tests": "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(0, 0) == 0\n",
+}
+JS_ADD = "function add(x, y) {\n  return x + y;\n}\n"
+
+
+def without_timings(value):
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def comparable(row: dict) -> dict:
+    """A row without what a run measures: timings, and the efficiency analyzer's speed (a
+    measured time too), with the reward less its efficiency part."""
+    row = without_timings(row)
+    parts = dict(row.get("reward_parts") or {})
+    speed = parts.pop("efficiency", 0.0)
+    if row.get("reward") is not None:
+        row["reward"] = round(row["reward"] - speed, 9)
+    analyzers = dict(row.get("analyzers") or {})
+    if "efficiency" in analyzers:
+        analyzers["efficiency"] = {
+            k: v
+            for k, v in analyzers["efficiency"].items()
+            if k not in ("ratio", "speed", "sample_s")
+        }
+    return {**row, "reward_parts": parts, "analyzers": analyzers}
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with RewardEngine(workers=2) as engine:
+        yield engine
+
+
+def _problem(suite: str, task_id: str):
+    return next(p for p in load_suite(suite) if p.task_id == task_id)
+
+
+def identity_items() -> list[dict]:
+    mbpp = _problem("mbpp-sanitized", "Mbpp/11")
+    return [
+        {"completion": "    return x + y\n", "task_id": "HumanEval/53"},
+        {"completion": "    return x - y\n", "task_id": "HumanEval/53"},
+        {"completion": "    return x +\n", "task_id": "HumanEval/53"},
+        {"completion": "    while True:\n        pass\n", "task_id": "HumanEval/0"},
+        {"completion": mbpp.reference, "task_id": "Mbpp/11", "suite": "mbpp-sanitized"},
+        {
+            "completion": "def remove_Occ(s, ch):\n    return s\n",
+            "task_id": "Mbpp/11",
+            "suite": "mbpp-sanitized",
+        },
+        {"completion": JS_ADD, "task_id": "js/HumanEval/53", "suite": "humaneval-js"},
+        {"completion": "    return a + b\n", "problem": ADD},
+        {"completion": "def add(a, b):\n    return a * b\n", "problem": ADD_CHECK},
+    ]
+
+
+@pytest.mark.parametrize("preset", ["binary", "weighted"])
+def test_rows_are_evaluates_rows_across_suites_languages_and_presets(preset: str) -> None:
+    items = identity_items()
+    with RewardEngine(reward=preset, workers=2) as engine:
+        rows = engine.score(items)
+        problems = engine.problems.resolve(check_items(items))
+    samples = [
+        Sample(p.task_id, i["completion"], str(n))
+        for n, (i, p) in enumerate(zip(items, problems, strict=True))
+    ]
+    expected = evaluate(
+        list({p.task_id: p for p in problems}.values()), samples, reward=preset, workers=2
+    )
+    assert [r["status"] for r in rows] == [
+        "passed",
+        "failed",
+        "failed",
+        "timeout",
+        "passed",
+        "failed",
+        "passed",
+        "passed",
+        "failed",
+    ]
+    assert [comparable(r) for r in rows] == [comparable(r) for r in expected]
+    for row in rows:
+        assert isinstance(row["reward"], float)
+    if preset == "binary":
+        assert [r["reward"] for r in rows] == [1.0 if r["passed"] else 0.0 for r in rows]
+
+
+def test_an_inline_problem_is_built_once_and_named_by_its_content(engine: RewardEngine) -> None:
+    builds = engine.problems.inline.builds
+    first = engine.score([{"completion": "    return a + b\n", "problem": ADD}] * 3)
+    second = engine.score([{"completion": "    return a - b\n", "problem": dict(ADD)}])
+    assert engine.problems.inline.builds <= builds + 1
+    assert {r["task_id"] for r in first + second} == {"inline/" + content_hash(InlineSpec(**ADD))}
+    assert [r["passed"] for r in first + second] == [True, True, True, False]
+    other = engine.score(
+        [{"completion": "    return a + b\n", "problem": {**ADD, "tests": "assert add(1, 1) == 2"}}]
+    )
+    assert other[0]["task_id"] != first[0]["task_id"] and other[0]["passed"]
+
+
+def test_assert_lines_are_one_case_each_judged_in_the_trusted_process(engine: RewardEngine) -> None:
+    forged = (
+        "class Anything:\n    def __eq__(self, other):\n        return True\n"
+        "def add(a, b):\n    return Anything()\n"
+    )
+    rows = engine.score(
+        [
+            {"completion": "def add(a, b):\n    return 3\n", "problem": ADD},
+            {"completion": forged, "problem": ADD},
+            {"completion": "import sys\ndef add(a, b):\n    sys.exit(0)\n", "problem": ADD},
+        ]
+    )
+    assert [c["status"] for c in rows[0]["cases"]] == ["passed", "failed", "failed"]
+    for row in rows[1:]:  # a forged equality or an early exit never passes
+        assert not row["passed"] and row["reward"] == 0.0
+
+
+def test_a_problem_the_harness_cannot_judge_gets_no_reward_not_zero(engine: RewardEngine) -> None:
+    broken = {**ADD, "reference": "def add(a, b):\n    return a - b\n"}  # fails its own tests
+    rows = engine.score(
+        [
+            {"completion": "    return a + b\n", "problem": broken},
+            {"completion": "    return a + b\n", "problem": ADD},
+        ]
+    )
+    assert (rows[0]["status"], rows[0]["error_kind"], rows[0]["reward"]) == ("error", "data", None)
+    assert rows[1]["reward"] == 1.0
+
+
+def test_the_masking_rule() -> None:
+    infra = {"status": "error", "error_kind": "infra", "reward": 0.0}
+    assert with_reward(infra)["reward"] is None
+    assert with_reward({"status": "failed", "reward": float("nan")})["reward"] is None
+    assert with_reward({"status": "failed", "reward": 0.0})["reward"] == 0.0
+
+
+def test_one_task_id_in_two_suites_is_scored_against_each(engine: RewardEngine) -> None:
+    rows = engine.score(
+        [
+            {"completion": "    return x + y\n", "task_id": "HumanEval/53", "suite": "humaneval"},
+            {
+                "completion": "    return x + y\n",
+                "task_id": "HumanEval/53",
+                "suite": "humaneval-plus",
+            },
+            {"completion": "    return x - y\n", "task_id": "HumanEval/53"},
+        ]
+    )
+    assert [r["suite"] for r in rows] == ["humaneval", "humaneval-plus", "humaneval"]
+    assert [r["passed"] for r in rows] == [True, True, False]
+    assert any(c.get("plus") for c in rows[1]["cases"])
+    assert not any(c.get("plus") for c in rows[0]["cases"])
+
+
+def test_runs_keep_one_problem_per_task_id() -> None:
+    a, b = _problem("humaneval", "HumanEval/1"), _problem("humaneval-plus", "HumanEval/1")
+    c = _problem("humaneval", "HumanEval/2")
+    assert separate_runs([a, b, c, a, b]) == [[0, 2, 3], [1, 4]]
+
+
+BAD_ITEMS = [
+    ("x", "items"),
+    ([{"task_id": "HumanEval/0"}], "items[0].completion"),
+    ([{"completion": 3, "task_id": "HumanEval/0"}], "items[0].completion"),
+    ([{"completion": "", "task_id": "HumanEval/0"}, {"completion": ""}], "items[1].task_id"),
+    ([{"completion": "", "task_id": "HumanEval/999"}], "items[0].task_id"),
+    ([{"completion": "", "task_id": 7}], "items[0].task_id"),
+    ([{"completion": "", "task_id": "HumanEval/0", "suite": "nope"}], "items[0].suite"),
+    ([{"completion": "", "task_id": "x", "suite": "jsonl:/etc/passwd"}], "items[0].suite"),
+    ([{"completion": "", "task_id": "HumanEval/0", "problem": ADD}], "items[0].problem"),
+    ([{"completion": "", "task": "HumanEval/0"}], "items[0].task"),
+    ([{"completion": "", "problem": "def f(): pass"}], "items[0].problem"),
+    ([{"completion": "", "problem": {**ADD, "tests": None}}], "items[0].problem.tests"),
+    ([{"completion": "", "problem": {**ADD, "tests": "   "}}], "items[0].problem.tests"),
+    ([{"completion": "", "problem": {**ADD, "tests": "assert True"}}], "items[0].problem.tests"),
+    (
+        [{"completion": "", "problem": {**ADD, "tests": "def check(candidate):\n  assert ("}}],
+        "items[0].problem.tests",
+    ),
+    (
+        [{"completion": "", "problem": {**ADD, "entry_point": "a b"}}],
+        "items[0].problem.entry_point",
+    ),
+    ([{"completion": "", "problem": {**ADD, "language": "cobol"}}], "items[0].problem.language"),
+    (
+        [{"completion": "", "problem": {**ADD, "reference": "def add(:"}}],
+        "items[0].problem.reference",
+    ),
+    ([{"completion": "", "problem": {**ADD, "test": "x"}}], "items[0].problem.test"),
+]
+
+
+@pytest.mark.parametrize(("items", "field"), BAD_ITEMS)
+def test_a_bad_item_names_its_field(engine: RewardEngine, items, field: str) -> None:
+    with pytest.raises(RewardInputError) as error:
+        engine.score(items)
+    assert error.value.field == field
+    assert str(error.value).startswith(field + ": ")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+ITEM = st.dictionaries(
+    st.sampled_from(["completion", "task_id", "suite", "problem", "x"]), JSON, max_size=4
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(items=st.lists(ITEM | JSON, max_size=4))
+def test_whatever_arrives_is_scored_or_named_before_judging(engine: RewardEngine, items) -> None:
+    """Arbitrary JSON never crashes the engine with anything but RewardInputError, and a rejected
+    batch names an item's field before any sample is judged."""
+    try:
+        check_items(items)
+        problems = engine.problems.resolve(check_items(items))
+    except RewardInputError as error:
+        assert error.field.startswith("items")
+        return
+    assert len(problems) == len(items)
