@@ -82,6 +82,9 @@ class StdioSpec:
     checker: Checker = Checker()
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
     memory_mb: int = DEFAULT_MEMORY_MB
+    # Only the verdict counts (pass@k): the tests after a failed one are not run. A reward that
+    # gives partial credit needs every test run (:func:`training_view`).
+    stop_at_first_failure: bool = True
 
 
 def stdio_problem(
@@ -167,8 +170,31 @@ def stdio_problem(
             "language": LANGUAGE_PREFIX + language,
             "stdio": spec_to_json(spec),
             "starter_code": starter_code,
+            # The time limits are the data's: no reference is calibrated (harness.calibration).
+            "limits_from_data": True,
         },
     )
+
+
+def training_view(problem: Problem, largest: int | None = None) -> Problem:
+    """``problem`` as a trainer scores it: every test run (partial credit), and with
+    ``largest`` only the ``largest`` tests with the longest inputs (DeepCoder keeps 15: the
+    big inputs are the ones that tell a slow or wrong program from a right one).
+
+    Evaluate on the problem itself: all its tests, stopping at the first failure.
+    """
+    if not is_stdio(problem):
+        return problem
+    spec = stdio_spec(problem)
+    keep = range(len(spec.tests))
+    if largest is not None and largest < len(spec.tests):
+        by_size = sorted(keep, key=lambda i: len(spec.tests[i].input), reverse=True)
+        keep = sorted(by_size[: max(largest, 1)])
+    tests = tuple(spec.tests[i] for i in keep)
+    cases = tuple(problem.cases[i] for i in keep)
+    view = dataclasses.replace(spec, tests=tests, stop_at_first_failure=False)
+    metadata = {**problem.metadata, "stdio": spec_to_json(view)}
+    return dataclasses.replace(problem, cases=cases, metadata=metadata)
 
 
 def case_ids(tests: Sequence[StdioTest] | Sequence[CallTest]) -> list[str]:
@@ -203,6 +229,7 @@ def spec_from_json(data: Mapping[str, Any]) -> StdioSpec:
         checker=Checker(**data.get("checker", {})),
         time_limit_s=float(data.get("time_limit_s", DEFAULT_TIME_LIMIT_S)),
         memory_mb=int(data.get("memory_mb", DEFAULT_MEMORY_MB)),
+        stop_at_first_failure=bool(data.get("stop_at_first_failure", True)),
     )
 
 
