@@ -113,7 +113,15 @@ def calibrate(
     ``workers`` sandboxes like ``sandbox``; default: one per CPU) and the healthy ones stored.
     """
     seeds = tuple(seeds)
-    todo = [p for p in problems if p.reference.strip() and p.cases and not p.defects]
+    todo = [
+        p
+        for p in problems
+        if p.reference.strip()
+        and p.cases
+        and not p.defects
+        # limits the data gives (a judge's, harness.stdio) are not derived from a reference
+        and not p.metadata.get("limits_from_data")
+    ]
     cached = read_cache()
     result: dict[str, Calibration] = {}
     measure: list[Problem] = []

@@ -23,7 +23,7 @@ from importlib.metadata import entry_points
 
 ENTRY_POINT_GROUP = "codeeval.extensions"
 # The products shipped with the harness; each registers itself when imported.
-BUNDLED: tuple[str, ...] = ("harness.languages", "harness.plus")
+BUNDLED: tuple[str, ...] = ("harness.languages", "harness.plus", "harness.stdio")
 
 _loaded = False
 _lock = threading.RLock()  # a product may consult a registry while it is being imported
