@@ -7,6 +7,9 @@ programs, tests and reference may import, each pinned (``{"bs4": "beautifulsoup4
 harness.deps). ``codeeval deps fetch jsonl:PATH`` installs them; until then the problem is a
 data defect naming that command. A malformed line raises :class:`JsonlSuiteError` naming the
 file, the line and the field; so does a repeated ``task_id``.
+
+A line with ``tests`` (a list of stdin/expected-stdout pairs) instead of ``test`` is a
+stdin -> stdout problem (``suites.jsonl_stdio``, docs/stdio_suites.md); a file may mix both.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from harness.records import Problem
 from suites.defects import missing_modules, parse_error
 from suites.errors import SuiteError
 from suites.humaneval import problem_from_record
+from suites.jsonl_stdio import is_stdio_record, stdio_from_record
 
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "test")
 OPTIONAL_FIELDS = ("canonical_solution",)
@@ -52,14 +56,19 @@ def load_jsonl(path: str | Path, suite: str | None = None) -> list[Problem]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        record = _parse_line(raw, file, number)
-        task_id = record["task_id"]
+        record = _parse_object(raw, file, number)
+        if is_stdio_record(record):
+            problem = stdio_from_record(record, suite, file, number, JsonlSuiteError)
+        else:
+            record = _check_record(record, file, number)
+            problem = _problem(record, suite, file, number)
+        task_id = problem.task_id
         if task_id in seen:
             raise JsonlSuiteError(
                 file, number, "task_id", f"{task_id!r} repeats line {seen[task_id]}"
             )
         seen[task_id] = number
-        problems.append(_problem(record, suite, file, number))
+        problems.append(problem)
     if not problems:
         raise JsonlSuiteError(file, 0, None, "holds no problems")
     return problems
@@ -76,7 +85,7 @@ def _problem(record: dict[str, Any], suite: str, file: str, number: int) -> Prob
     return resolve(problem_from_record(record, suite, extra, allowed=own))
 
 
-def _parse_line(raw: bytes, file: str, number: int) -> dict[str, Any]:
+def _parse_object(raw: bytes, file: str, number: int) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -89,6 +98,11 @@ def _parse_line(raw: bytes, file: str, number: int) -> dict[str, Any]:
         raise JsonlSuiteError(
             file, number, None, f"expected a JSON object, got {type(record).__name__}"
         )
+    return record
+
+
+def _check_record(record: dict[str, Any], file: str, number: int) -> dict[str, Any]:
+    """A HumanEval-shaped line's fields, checked."""
     for field in REQUIRED_FIELDS:
         if field not in record:
             raise JsonlSuiteError(file, number, field, "missing")
