@@ -56,6 +56,10 @@ _REGISTRY: dict[str, Loader | str] = {
         for base in ("humaneval", "mbpp-sanitized")
         for lang in ("js", "cpp", "java", "rs")
     },
+    **{  # MultiPL-E's own prompts and tests, under the bigcode harness's names (suites.multiple_e)
+        f"multiple-{lang}": f"suites.multiple_e:load_{lang}"
+        for lang in ("js", "cpp", "java", "rs")
+    },
 }
 _ALIASES = {
     "human-eval": "humaneval",

@@ -17,6 +17,7 @@ from harness.languages.cpp import Cpp
 from harness.languages.hooks import register
 from harness.languages.java import Java
 from harness.languages.javascript import JavaScript
+from harness.languages.multiple_e import DIALECTS
 from harness.languages.registry import get_language, language_for, names
 from harness.languages.rust import Rust
 
@@ -24,5 +25,10 @@ for _language in (JavaScript(), Cpp(), Java(), Rust()):
     register(_language)
 
 NAMES = names()  # the languages registered here, in the order suites list them
+
+# MultiPL-E's own programs in the same four languages (suites.multiple_e): registered after
+# NAMES, since they run MultiPL-E's prompts and tests, never the project's translations.
+for _dialect in DIALECTS:
+    register(_dialect)
 
 __all__ = ["NAMES", "get_language", "language_for", "register"]

@@ -117,6 +117,13 @@ class Language:
             raise Untranslatable(f"{value!r} is none of {t}"[:200])
         return alt
 
+    def decode_result(self, data: Any, returns: PyType) -> Any:
+        """The Python value of one returned value the driver sent (DecodeError: not one of
+        type ``returns``)."""
+        from harness.languages.types import decode
+
+        return decode(data, returns, "returned value")
+
     def check_types(self, signature: Signature) -> None:
         """Raise Untranslatable for types this language cannot express."""
         for _, t in signature.params:

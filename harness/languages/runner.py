@@ -34,7 +34,7 @@ import harness.languages.compile_cache as compile_cache
 import harness.languages.launch as launch
 import harness.languages.sandboxed as sandboxed
 from harness.languages.registry import language_for
-from harness.languages.types import DecodeError, PyType, decode, parse_type
+from harness.languages.types import DecodeError, PyType, parse_type
 from harness.records import Problem
 from harness.sandbox import CaseExecution, SampleExecution
 
@@ -372,7 +372,7 @@ class _Runner:
         if len(values) != case.calls:
             raise _Corrupted(f"{len(values)} values for a case of {case.calls} calls")
         try:
-            decoded = [decode(v, self.returns, "returned value") for v in values]
+            decoded = [self.language.decode_result(v, self.returns) for v in values]
         except RecursionError:  # nested deeper than any declared type
             return CaseExecution(
                 case.case_id, "crashed", duration_s=duration, message="wrong return type"
