@@ -105,7 +105,9 @@ class _Adapter:
         data_dir: Path | None = None,
         executor: str = "local",
         suite: str = DEFAULT_SUITE,
+        name: str = "codeeval",
     ) -> None:
+        self.__name__ = name  # two adapters in one trainer need two names
         self.engine = engine or RewardEngine(
             reward=reward, workers=workers, data_dir=data_dir, executor=executor
         )
