@@ -11,11 +11,13 @@ scores anything still queued and closes the engine. No accepted request is lost.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import os
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,6 +131,32 @@ def serve(settings: ServeSettings, sock: socket.socket | None = None) -> None:
     server = make_server(make_state(settings, engine, validate), settings)
     threading.Thread(target=announce, args=(server,), daemon=True).start()
     server.run(sockets=[sock] if sock is not None else None)
+
+
+@contextlib.contextmanager
+def serve_in_thread(
+    settings: ServeSettings, engine: ScoringEngine | None = None, validate: Any = None
+) -> Iterator[tuple[str, ServiceState]]:
+    """A real server on a free loopback port in a thread of this process (tests, benchmarks,
+    a trainer that wants the service beside it): yields its URL and state; drains on exit."""
+    if engine is None:
+        engine, validate = default_engine(settings)
+    state = make_state(settings, engine, validate)
+    server = make_server(state, settings)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((settings.host, 0))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("the reward server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://{settings.host}:{sock.getsockname()[1]}", state
+    finally:
+        server.should_exit = True
+        thread.join(settings.drain_s + 30)
 
 
 def announce(server: Any) -> None:
