@@ -50,6 +50,7 @@ _REGISTRY: dict[str, Loader | str] = {
     "livecodebench": "suites.livecodebench:load",
     "codecontests": "suites.codecontests:load",
     "apps": "suites.apps:load",
+    "apps-mini": "suites.apps_mini:load",  # the offline stdio smoke set (apps_mapcoder150)
     "taco": "suites.taco:load",
     **{  # humaneval-js, -cpp, -java, -rs and mbpp-sanitized-*: translated (suites.multipl)
         f"{base}-{lang}": f"suites.multipl:load_{base.replace('-', '_')}_{lang}"

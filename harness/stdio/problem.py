@@ -267,7 +267,7 @@ def _call_problem(
             source=f"assert {fn_name}(*{test.args!r}) == {test.expected!r}",
             mode="compare",
             calls=(f"{fn_name}(*{test.args!r})",),
-            check=f"assert v[0] == {test.expected!r}",
+            check=value_check(test.expected),
         )
         for case_id, test in zip(case_ids(call_tests), call_tests, strict=True)
     )
@@ -281,5 +281,28 @@ def _call_problem(
         reference=reference,
         candidate_names=(fn_name,),
         defects=tuple(defects),
-        metadata={**metadata, "call_based": True, "starter_code": starter_code},
+        metadata={
+            **metadata,
+            "call_based": True,
+            "starter_code": starter_code,
+            "prompt_kind": "text",  # the statement is prose: a model answers with the function
+        },
     )
+
+
+def value_check(expected: Any) -> str:
+    """The trusted check of a call-based test's returned value ``v[0]``.
+
+    Floats within 1e-6 (absolute or relative, as the stdio checker), booleans by identity
+    (``1 == True`` must not pass), tuples and lists alike (JSON has only lists).
+    """
+    if isinstance(expected, bool):
+        return f"assert v[0] is {expected!r}"
+    if isinstance(expected, float):
+        return (
+            f"assert isinstance(v[0], (int, float)) and not isinstance(v[0], bool) and "
+            f"abs(v[0] - {expected!r}) <= max(1e-6, 1e-6 * abs({expected!r}))"
+        )
+    if isinstance(expected, list):
+        return f"assert (list(v[0]) if isinstance(v[0], tuple) else v[0]) == {expected!r}"
+    return f"assert v[0] == {expected!r}"
