@@ -362,8 +362,6 @@ def to_problem(record: StdioRecord, language: str = "python") -> Problem:
     defects = list(record.defects)
     groups = {g: len(record.by_group(g)) for g in TEST_GROUPS if record.by_group(g)}
     metadata = {**record.metadata, "test_groups": groups}
-    if record.time_limit_s is not None:
-        metadata["time_limit_from_data"] = True
     ordered = sorted(record.tests, key=lambda t: t.group != "public")  # stable: data order kept
     tests: list[StdioTest] | list[CallTest]
     if record.fn_name:
