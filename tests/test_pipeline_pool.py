@@ -1,5 +1,6 @@
 """evaluate(workers=N): warm judging workers give the rows judging in this process gives, and a
-worker that dies costs only the sample it was judging (harness.pipeline.pool)."""
+worker that dies costs only the sample it was judging: judged again on a fresh worker, failed
+only if it takes that one down too (harness.pipeline.pool)."""
 
 from __future__ import annotations
 
@@ -48,30 +49,53 @@ def test_workers_give_the_rows_of_the_in_process_path(tmp_path) -> None:
     assert [r["status"] for r in here] == ["passed", "failed", "failed", "passed", "failed"]
 
 
-def test_a_dead_worker_costs_only_the_sample_it_was_judging(tmp_path) -> None:
-    samples = [
-        Sample("HumanEval/53", "    return x + y\n", "first"),
-        Sample("HumanEval/53", "    import time\n    time.sleep(60)\n    return x + y\n", "slow"),
-        Sample("HumanEval/53", "    return x + y\n", "third"),
-        Sample("HumanEval/53", "    return y + x\n", "fourth"),
-    ]
+def judge_while_killing(tmp_path, samples: list[Sample], kills: int) -> dict[str, Any]:
+    """Judge ``samples`` with one worker, killing it ``kills`` times once the first row is back
+    (each kill lands while the worker judges the second sample); rows by sample id."""
     prepared = prepare_suite(problems(), samples, tmp_path / "suite", RunSettings(timeout_s=120))
     keys = [(s.task_id, s.sample_id) for s in samples]
     pool, rows = WorkerPool(1), {}
     judging = threading.Thread(target=pool._judge_share, args=(0, prepared.root, keys, rows))
     judging.start()
     deadline = time.monotonic() + 120
-    while (
-        len(rows) < 1 and time.monotonic() < deadline
-    ):  # the first row is back: it waits on "slow"
+    while len(rows) < 1 and time.monotonic() < deadline:  # the first row is back
         time.sleep(0.05)
-    pool._workers[0].process.kill()  # type: ignore[union-attr]
+    for _ in range(kills):
+        worker = pool._workers[0]
+        time.sleep(0.3)  # it is judging the second sample
+        worker.process.kill()  # type: ignore[union-attr]
+        while pool._workers[0] in (worker, None) and time.monotonic() < deadline:
+            time.sleep(0.02)  # the pool starts a fresh worker for the rest
     judging.join(timeout=120)
     pool.close()
     assert not judging.is_alive()
-    status = {key[1]: row["status"] for key, row in rows.items()}
+    return {key[1]: row for key, row in rows.items()}
+
+
+def test_a_worker_killed_from_outside_costs_no_verdict(tmp_path) -> None:
+    # "slow" sleeps once, when its program loads; the kill lands during that sleep
+    slow = "    return x + y\n\nimport time\ntime.sleep(1.5)\n"
+    samples = [
+        Sample("HumanEval/53", "    return x + y\n", "first"),
+        Sample("HumanEval/53", slow, "slow"),
+        Sample("HumanEval/53", "    return x - y\n", "third"),
+    ]
+    rows = judge_while_killing(tmp_path, samples, kills=1)
+    status = {sample_id: row["status"] for sample_id, row in rows.items()}
+    assert status == {"first": "passed", "slow": "passed", "third": "failed"}
+
+
+def test_a_sample_that_takes_down_two_workers_fails_alone(tmp_path) -> None:
+    samples = [
+        Sample("HumanEval/53", "    return x + y\n", "first"),
+        Sample("HumanEval/53", "    import time\n    time.sleep(60)\n    return x + y\n", "slow"),
+        Sample("HumanEval/53", "    return x + y\n", "third"),
+        Sample("HumanEval/53", "    return y + x\n", "fourth"),
+    ]
+    rows = judge_while_killing(tmp_path, samples, kills=2)
+    status = {sample_id: row["status"] for sample_id, row in rows.items()}
     assert status == {"first": "passed", "slow": "failed", "third": "passed", "fourth": "passed"}
-    assert "worker crashed" in rows[keys[1]]["cases"][0]["message"]
+    assert "worker crashed" in rows["slow"]["cases"][0]["message"]
 
 
 keys_strategy = st.lists(

@@ -6,9 +6,10 @@ same. Shares are whole problems (a problem's check module is loaded once, and th
 fork server reads ahead across its samples), balanced by samples × cases. Workers stay up
 across calls, so a trainer's batches reuse their fork servers.
 
-A worker that dies mid-share (a crash while judging a candidate's values) costs only the
-sample it was judging, which fails as the plugin's items fail when an xdist worker dies; the
-rest of its share goes to a fresh worker.
+A worker that dies mid-share costs only the sample it was judging: that sample is judged again
+on a fresh worker (a kill from outside, such as the OOM killer's, is no verdict on it), and
+fails, as the plugin's items fail when an xdist worker dies, only if it takes down that worker
+too (a crash while judging its values); the rest of the share goes to a fresh worker.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ class WorkerPool:
         self, slot: int, root: Path, share: list[Key], rows: dict[Key, dict[str, Any]]
     ) -> None:
         todo = share
+        retried: set[Key] = set()
         while todo:
             worker = self._workers[slot]
             if worker is None or worker.process.poll() is not None:
@@ -130,8 +132,13 @@ class WorkerPool:
                 while done < len(todo) and todo[done] in rows:
                     done += 1
                 if done < len(todo):  # the sample it was judging when it died
-                    rows[todo[done]] = crashed_row(root, todo[done], str(exc))
-                todo = todo[done + 1 :]
+                    key = todo[done]
+                    if key in retried:  # it took down two fresh workers: its own doing
+                        rows[key] = crashed_row(root, key, str(exc))
+                        done += 1
+                    else:  # a kill from outside (an operator, the OOM killer): judge it again
+                        retried.add(key)
+                todo = todo[done:]
 
     def close(self) -> None:
         for worker in self._workers:
