@@ -119,6 +119,7 @@ function __codeeval_enc(v, depth) {
 
 class MultiplEJs(_Dialect, JavaScript):
     name = "multiple-js"
+    completion_stops = ("\nfunction ", "\n/*", "\n//", "\nconsole.log")  # MultiPL-E's
 
     def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
         branches = []
@@ -237,6 +238,7 @@ void put(int fd, const std::string& line) {
 
 class MultiplECpp(_Dialect, Cpp):
     name = "multiple-cpp"
+    completion_stops = ("\n}",)  # MultiPL-E's
 
     def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
         branches = []
@@ -327,6 +329,7 @@ final class CodeevalDriver {
 
 class MultiplEJava(_Dialect, Java):
     name = "multiple-java"
+    completion_stops = ("\n    }\n",)  # MultiPL-E's
 
     def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
         import re
@@ -432,6 +435,7 @@ fn codeeval_panic_text(p: Box<dyn std::any::Any + Send>) -> String {
 
 class MultiplERust(_Dialect, Rust):
     name = "multiple-rs"
+    completion_stops = ("\n}",)  # MultiPL-E's
 
     def driver(self, signature: Signature, cases: list[list[tuple[Any, ...]]]) -> str:
         branches = []
