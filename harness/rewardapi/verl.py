@@ -20,8 +20,8 @@ the extra keys as ``reward_extra_info``). verl's reward tensor has no "missing" 
 sample the harness could not judge is never scored 0: it gets a neutral score, the mean
 score of the judged samples of the same problem in the batch (no advantage of its own in a
 GRPO group), else of the whole batch, and ``unscored: 1``. The one-sample form sees no batch:
-it uses the running mean of the problem's judged samples in this process. Use the batched
-form (``reward_model.reward_manager=batch``) where that matters.
+it uses the running mean of the problem's judged samples in this process (else of all
+judged samples; 0.0 before any). Use the batched form (``reward_model.reward_manager=batch``) where that matters.
 """
 
 from __future__ import annotations
@@ -79,13 +79,15 @@ def compute_score(
     """One sample's score (verl's ``custom_reward_function``, naive reward manager)."""
     item = item_for(data_source, solution_str, ground_truth, "sample")
     row = engine_for(reward, workers).score([item])[0]
-    key = problem_key(row)
-    if row["reward"] is not None:
-        total, count = _running.get(key, (0.0, 0))
-        _running[key] = (total + row["reward"], count + 1)
-        return result(row, row["reward"])
-    total, count = _running.get(key, (0.0, 0))
-    return result(row, total / count if count else 0.0)
+    keys = (problem_key(row), "")  # the problem's running mean, and every problem's
+    with _engines_lock:
+        if row["reward"] is not None:
+            for key in keys:
+                total, count = _running.get(key, (0.0, 0))
+                _running[key] = (total + row["reward"], count + 1)
+            return result(row, row["reward"])
+        means = [t / n for t, n in (_running.get(k, (0.0, 0)) for k in keys) if n]
+    return result(row, means[0] if means else 0.0)
 
 
 def compute_score_batch(
