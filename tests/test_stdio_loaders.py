@@ -398,3 +398,103 @@ def test_io_test_groups_order_public_first() -> None:
     )
     spec = stdio_spec(to_problem(record))
     assert [(t.input, t.hidden) for t in spec.tests] == [("1\n", False), ("2\n", True)]
+
+
+# -- end to end: the fixture suites judged in real pytest sessions ----------------------------
+
+HONEST_SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
+LCB_SAMPLES = [
+    ("abc900_a", "honest", HONEST_SUM),
+    ("abc900_a", "spaced", "a, b = map(int, input().split())\nprint(' ', a + b, ' ')\nprint()\n"),
+    ("abc900_a", "wrong", "a, b = map(int, input().split())\nprint(a - b)\n"),
+    ("abc900_a", "exits_early", "import sys\nsys.exit(0)\n"),
+    ("abc900_a", "every_answer", "for i in range(3000):\n    print(i)\n"),
+    ("9001", "honest", "class Solution:\n    def addK(self, nums: List[int], k: int) -> List[int]:\n"
+     "        return [x + k for x in nums]\n"),
+    ("9001", "wrong", "class Solution:\n    def addK(self, nums, k):\n        return nums\n"),
+    ("1900A", "honest", "n = int(input())\nprint(sum(map(int, input().split())) / n)\n"),
+    ("1900A", "rounded", "n = int(input())\nprint(round(sum(map(int, input().split())) / n, 2))\n"),
+    ("abc950_b", "honest", "print(input()[::-1])\n"),
+    ("abc950_b", "loops", "while True:\n    pass\n"),
+    ("abc950_b", "crashes", "print(1 // 0)\n"),
+    ("9500", "honest", "class Solution:\n    def countEvens(self, nums: List[int]) -> int:\n"
+     "        return sum(x % 2 == 0 for x in nums)\n"),
+]  # fmt: skip
+
+
+def write_samples(path: Path, samples: list[tuple[str, str, str]]) -> Path:
+    rows = [{"task_id": t, "sample_id": s, "completion": c} for t, s, c in samples]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def judged(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, suite: str, samples: str
+) -> dict[tuple[str, str], dict[str, Any]]:
+    monkeypatch.setenv("CODEEVAL_DATA_DIR", str(FIXTURES))
+    out = pytester.path / "out"
+    pytester.runpytest(
+        "--llm-eval", suite, "--llm-samples", samples, "--llm-out", str(out),
+        "-p", "no:codeeval_gate", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return {(r["task_id"], r["sample_id"]): r for r in rows}
+
+
+@pytest.mark.slow
+def test_livecodebench_fixture_end_to_end(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    samples = write_samples(pytester.path / "samples.jsonl", LCB_SAMPLES)
+    rows = judged(pytester, monkeypatch, "livecodebench", str(samples))
+    status = {key: row["status"] for key, row in rows.items()}
+    for task in ("abc900_a", "9001", "1900A", "abc950_b", "9500"):
+        assert status[task, "honest"] == "passed", rows[task, "honest"]
+    assert status["abc900_a", "spaced"] == "passed"  # judges compare tokens
+    for sample in ("wrong", "exits_early", "every_answer"):
+        assert status["abc900_a", sample] == "failed"
+    assert status["9001", "wrong"] == "failed" and status["1900A", "rounded"] == "failed"
+    assert status["abc950_b", "loops"] == "timeout"
+    assert status["abc950_b", "crashes"] == "failed"
+    assert "ZeroDivisionError" in rows["abc950_b", "crashes"]["cases"][0]["message"]
+
+
+@pytest.mark.slow
+def test_other_fixture_suites_end_to_end(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """References pass (CodeContests' C++ one compiled once), wrong programs and a data
+    defect get their verdicts, a special judge accepts any valid answer and rejects others."""
+    for suite in ("apps", "taco", "codecontests", "codecontests@cpp"):
+        rows = judged(pytester, monkeypatch, suite, "canonical")
+        assert rows and all(r["status"] == "passed" for r in rows.values()), (suite, rows)
+    wrong = write_samples(
+        pytester.path / "wrong.jsonl",
+        [
+            ("apps/test/4001", "honest", "def double_all(xs):\n    return [x * 2 for x in xs]\n"),
+            ("apps/test/4001", "wrong", "def double_all(xs):\n    return xs\n"),
+            ("apps/test/3000", "wrong", "print(input())\n"),
+            ("apps/test/100", "any", "print(1)\n"),
+        ],
+    )
+    rows = judged(pytester, monkeypatch, "apps", str(wrong))
+    assert rows["apps/test/4001", "honest"]["status"] == "passed"
+    assert rows["apps/test/4001", "wrong"]["status"] == "failed"
+    assert rows["apps/test/3000", "wrong"]["status"] == "failed"
+    assert rows["apps/test/100", "any"]["status"] == "error"  # a data error, not the model's
+    own = write_samples(
+        pytester.path / "own.jsonl",
+        [
+            ("own/derangement", "other_valid", "n = int(input())\nprint(*range(2, n + 1), 1)\n"),
+            ("own/derangement", "fixed_point", "n = int(input())\nprint(*range(1, n + 1))\n"),
+            ("own/yes", "lower", "s = input()\nprint('yes' if s == s[::-1] else 'no')\n"),
+            ("own/third", "close", "print(int(input()) / 3 + 1e-9)\n"),
+            ("own/sum", "honest", HONEST_SUM),
+        ],
+    )
+    rows = judged(pytester, monkeypatch, f"jsonl:{FIXTURES / 'own_problems.jsonl'}", str(own))
+    status = {key: row["status"] for key, row in rows.items()}
+    assert status["own/derangement", "other_valid"] == "passed"
+    assert status["own/derangement", "fixed_point"] == "failed"
+    assert status["own/yes", "lower"] == "passed" and status["own/third", "close"] == "passed"
+    assert status["own/sum", "honest"] == "passed"
