@@ -99,9 +99,11 @@ def run_tests(
     tickets: list[int] = []
     submitted = 0
     stopped = False
+    window = 0  # grows with each test that went on: a program that loops from the first test
+    # on costs one time limit, not one per test queued ahead
     try:
         for _ in inputs:
-            while not stopped and submitted < len(inputs) and len(tickets) <= READ_AHEAD:
+            while not stopped and submitted < len(inputs) and len(tickets) <= window:
                 tickets.append(
                     sandbox.submit(test_request(program, inputs[submitted], time_limit_s))
                 )
@@ -113,6 +115,7 @@ def run_tests(
             if not keep_going(run):
                 stopped = True
                 return
+            window = min(READ_AHEAD, window + 1) if run.end == "exited" else 0
     finally:
         for ticket in tickets:  # queued before the failure: collected, never judged
             sandbox.collect(ticket)

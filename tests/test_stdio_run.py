@@ -1,0 +1,212 @@
+"""Stdio programs run for real and judged: every verdict a judge gives, in the five languages.
+
+Python runs as forks of the warm fork server; C++, Java, Rust and JavaScript compile once and
+start per test in the warm sandbox (bubblewrap where it works here). Each test builds its
+problem with the one constructor and calls :func:`harness.stdio.execute.execute`, which the
+core calls for these problems; the last one goes through :func:`harness.evaluate.evaluate`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from shutil import which
+from typing import Any
+
+import pytest
+
+from harness.evaluate import evaluate
+from harness.records import Sample
+from harness.sandbox import SampleExecution
+from harness.stdio.execute import execute
+from harness.stdio.problem import Checker, StdioTest, stdio_problem, training_view
+
+SUM_TESTS = [StdioTest(f"{i} {i * 7}\n", f"{i * 8}\n", hidden=i > 1) for i in range(1, 6)]
+TOOLS = {"cpp": "g++", "java": "javac", "rs": "rustc", "js": "node"}
+
+HONEST = {
+    "python": "a, b = map(int, input().split())\nprint(a + b)\n",
+    "cpp": (
+        "#include <iostream>\nint main() { long long a, b; std::cin >> a >> b;\n"
+        '  std::cout << a + b << "\\n"; }\n'
+    ),
+    "java": (
+        "import java.util.*;\npublic class Main { public static void main(String[] x) {\n"
+        "  Scanner s = new Scanner(System.in); long a = s.nextLong(), b = s.nextLong();\n"
+        "  System.out.println(a + b); } }\n"
+    ),
+    "rs": (
+        "use std::io::Read;\nfn main() { let mut s = String::new();\n"
+        "  std::io::stdin().read_to_string(&mut s).unwrap();\n"
+        "  let v: Vec<i64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();\n"
+        '  println!("{}", v[0] + v[1]); }\n'
+    ),
+    "js": (
+        "const v = require('fs').readFileSync(0, 'utf8').trim().split(/\\s+/).map(Number);\n"
+        "console.log(v[0] + v[1]);\n"
+    ),
+}
+
+
+def _needs(language: str) -> None:
+    tool = TOOLS.get(language)
+    if tool and which(tool) is None and not Path(f"~/.cargo/bin/{tool}").expanduser().exists():
+        pytest.skip(f"{tool} is not installed")
+
+
+def _run(source: str, language: str = "python", tests: Any = None, **kwargs: Any) -> Any:
+    problem = stdio_problem(
+        "t", f"t/{language}", "Print a + b.", tests or SUM_TESTS, language=language, **kwargs
+    )
+    return problem, execute(problem, source)
+
+
+def _verdicts(execution: SampleExecution) -> list[str]:
+    """Each case's verdict: the judged value, or the verdict a failed run's message names."""
+    assert execution.infra_error is None, execution.infra_error
+    out = []
+    for case in execution.cases.values():
+        if case.status == "ok":
+            out.append(case.values[0])
+        else:
+            out.append(case.message.split(":")[0])
+    return out
+
+
+@pytest.mark.parametrize("language", ["python", "cpp", "java", "rs", "js"])
+def test_honest_programs_pass_in_all_five_languages(language: str) -> None:
+    _needs(language)
+    _, execution = _run(HONEST[language], language)
+    assert _verdicts(execution) == ["passed"] * 5
+
+
+@pytest.mark.parametrize(
+    ("source", "verdict", "message"),
+    [
+        ("a, b = map(int, input().split())\nprint(a + b + 1)", "wrong_answer", "expected '8'"),
+        ("while True:\n    pass", "time_limit", "time limit exceeded"),
+        ("raise ValueError('boom')", "runtime_error", "ValueError: boom"),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "runtime_error", "SIGSEGV"),
+        ("import sys\nprint(8)\nsys.exit(3)", "runtime_error", "exit status 3"),
+        ("x = bytearray(3 << 30)", "memory_limit", "memory limit"),
+        ("import sys\nsys.stdout.write('9' * (9 << 20))", "output_limit", "output limit"),
+        ("print(", "compile error", "SyntaxError"),
+    ],
+    ids=[
+        "wrong",
+        "timeout",
+        "raises",
+        "segfault",
+        "exit-status",
+        "memory",
+        "long-output",
+        "syntax",
+    ],
+)
+def test_python_failures_get_a_judges_verdict(source: str, verdict: str, message: str) -> None:
+    _, execution = _run(source, time_limit_s=1.0)
+    first = next(iter(execution.cases.values()))
+    assert _verdicts(execution)[0] == verdict
+    assert message in (first.message or first.values[1])
+
+
+@pytest.mark.parametrize(
+    ("source", "verdict", "message"),
+    [
+        ('#include <cstdio>\nint main(){ puts("0"); }', "wrong_answer", "got '0'"),
+        ("int main(){ for(;;); }", "time_limit", "time limit"),
+        ("int main(){ int *p = nullptr; return *(volatile int*)p; }", "runtime_error", "SIGSEGV"),
+        ("int main(){ return 4; }", "runtime_error", "exit status 4"),
+        (
+            '#include <cstdio>\nint main(){ for(;;) fputs("99999999", stdout); }',
+            "output_limit",
+            "output limit",
+        ),
+        ("int main( {", "compile error", "compile error"),
+    ],
+    ids=["wrong", "timeout", "segfault", "exit-status", "long-output", "compile-error"],
+)
+def test_cpp_failures_get_a_judges_verdict(source: str, verdict: str, message: str) -> None:
+    _needs("cpp")
+    _, execution = _run(source, "cpp", time_limit_s=1.0)
+    first = next(iter(execution.cases.values()))
+    assert _verdicts(execution)[0] == verdict
+    assert message in (first.message or first.values[1])
+
+
+def test_presentation_differences_follow_the_checker() -> None:
+    spaced = "a, b = map(int, input().split())\nprint(' ', a + b, ' ')\nprint()\n"
+    _, execution = _run(spaced)
+    assert _verdicts(execution) == ["passed"] * 5  # tokens: whitespace does not matter
+    _, execution = _run("a, b = map(int, input().split())\nprint(a + b, end='  \\n')\n")
+    assert _verdicts(execution) == ["passed"] * 5
+    exact = Checker("exact")
+    _, execution = _run("print(' ' + str(sum(map(int, input().split()))))", checker=exact)
+    assert _verdicts(execution)[0] == "presentation_error"
+
+
+def test_float_and_case_insensitive_checkers() -> None:
+    tests = [StdioTest("3\n", "0.333333333\nYES\n")]
+    source = "n = int(input())\nprint(f'{1 / n:.7f}')\nprint('yes')"
+    _, execution = _run(source, tests=tests, checker=Checker("float", case_insensitive=True))
+    assert _verdicts(execution) == ["passed"]
+    _, execution = _run(source, tests=tests, checker=Checker("float"))
+    assert _verdicts(execution) == ["wrong_answer"]
+    _, execution = _run(source, tests=tests)
+    assert _verdicts(execution) == ["wrong_answer"]
+
+
+# Accepts any divisor of n between 2 and n - 1 (many right answers), rejects others.
+DIVISOR_JUDGE = """
+import sys
+n = int(open(sys.argv[1]).read())
+out = open(sys.argv[2]).read().split()
+if len(out) == 1 and out[0].isdigit() and 1 < int(out[0]) < n and n % int(out[0]) == 0:
+    sys.exit(0)
+print("not a proper divisor:", out[:1])
+sys.exit(1)
+"""
+DIVISOR_TESTS = [StdioTest("12\n", "2\n"), StdioTest("35\n", "5\n", hidden=True)]
+
+
+def test_a_special_judge_decides_sandboxed() -> None:
+    judge = Checker("special", judge_source=DIVISOR_JUDGE)
+    largest = "n = int(input())\nprint(max(d for d in range(2, n) if n % d == 0))"
+    _, execution = _run(largest, tests=DIVISOR_TESTS, checker=judge)
+    assert _verdicts(execution) == ["passed", "passed"]  # not the data's answer, still right
+    _, execution = _run("print(1)", tests=DIVISOR_TESTS, checker=judge)
+    case = next(iter(execution.cases.values()))
+    assert case.values[0] == "wrong_answer" and "not a proper divisor" in case.values[1]
+
+
+def test_a_broken_special_judge_never_passes_a_program() -> None:
+    broken = Checker("special", judge_source="raise RuntimeError('judge bug')")
+    _, execution = _run("print(2)", tests=DIVISOR_TESTS, checker=broken)
+    case = next(iter(execution.cases.values()))
+    assert case.values[0] == "judge_error" and "judge bug" in case.values[1]
+    strange = Checker("special", judge_source="import sys\nsys.exit(7)")
+    _, execution = _run("print(2)", tests=DIVISOR_TESTS, checker=strange)
+    assert _verdicts(execution)[0] == "judge_error"
+
+
+def test_only_the_verdict_stops_at_the_first_failure_partial_credit_runs_all() -> None:
+    source = "a, b = map(int, input().split())\nprint(a + b if a != 2 else 0)"
+    problem, execution = _run(source)
+    assert _verdicts(execution) == ["passed", "wrong_answer"] + ["not_run"] * 3
+    assert "stopped at the first failed test" in execution.notes
+    every = execute(training_view(problem), source)
+    assert _verdicts(every) == ["passed", "wrong_answer", "passed", "passed", "passed"]
+
+
+def test_evaluate_rows_carry_per_test_outcomes(tmp_path: Path) -> None:
+    problem = stdio_problem("t", "t/sum", "Print a + b.", SUM_TESTS)
+    samples = [
+        Sample("t/sum", "```python\n" + HONEST["python"] + "```", "right"),
+        Sample("t/sum", "```python\nwhile True: pass\n```", "slow"),
+    ]
+    rows = evaluate([problem], samples, reward="binary", out_dir=tmp_path, timeout_s=0.5)
+    right, slow = rows
+    assert right["passed"] and right["reward"] == 1.0
+    assert [c["status"] for c in right["cases"]] == ["passed"] * 5
+    assert not slow["passed"] and slow["reward"] == 0.0
+    first = slow["cases"][0]
+    assert first["status"] == "timeout" and "time limit exceeded" in first["message"]
