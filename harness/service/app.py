@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hmac
 import math
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,6 +77,11 @@ def build_app(state: ServiceState) -> Starlette:
         # uvicorn has stopped accepting and waited for in-flight requests; serve what is left
         await asyncio.to_thread(state.batcher.drain_and_stop, state.drain_s)
         await asyncio.to_thread(state.batcher.engine.close)
+        counts = state.metrics.snapshot(state.queue.depth())
+        summary = ", ".join(
+            f"{counts[name]} {name}" for name in ("accepted", "answered", "disconnected", "expired")
+        )
+        print(f"codeeval serve: stopped; requests: {summary}", file=sys.stderr, flush=True)
 
     routes = [
         Route("/v1/score", partial(score, state), methods=["POST"]),
@@ -187,7 +193,8 @@ async def enqueue_and_wait(
     future: asyncio.Future[Reply] = loop.create_future()
 
     def deliver(reply: Reply) -> None:  # from the batcher thread
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(reply))
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(reply))
 
     deadline = None if deadline_s is None else time.monotonic() + deadline_s
     pending = Pending(items, deliver, deadline)
@@ -197,6 +204,7 @@ async def enqueue_and_wait(
         return Reply(429, {"error": "queue_full", "message": str(exc)})
     except Draining:
         return Reply(503, {"error": "draining", "message": "the server is shutting down"})
+    state.metrics.count("accepted")
     gone = asyncio.ensure_future(wait_disconnect(request))
     try:
         done, _ = await asyncio.wait(
@@ -205,12 +213,14 @@ async def enqueue_and_wait(
     finally:
         gone.cancel()
     if future in done:
+        state.metrics.count("answered")
         return future.result()
     pending.abandoned = True  # not scored if the batcher has not taken it yet
     if gone in done:
         state.metrics.count("disconnected")
         return Reply(499, {"error": "disconnected"})
     state.metrics.count("expired")
+    state.metrics.count("answered")  # with the 504
     return deadline_reply()
 
 

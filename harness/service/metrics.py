@@ -36,6 +36,8 @@ class Metrics:
         self.samples_scored = 0
         self.infra_error_rows = 0
         self.batches = 0
+        self.accepted = 0  # requests queued
+        self.answered = 0  # queued requests that got their reply
         self.disconnected = 0  # clients gone before their rows were ready
         self.expired = 0  # requests past their deadline
 
@@ -56,7 +58,7 @@ class Metrics:
                 self._scored.popleft()
 
     def count(self, name: str) -> None:
-        """One more disconnected or expired request."""
+        """One more accepted, answered, disconnected or expired request."""
         with self._lock:
             setattr(self, name, getattr(self, name) + 1)
 
@@ -74,6 +76,8 @@ class Metrics:
             latencies = list(self._latencies)
             responses = {str(code): n for code, n in sorted(self.responses.items())}
             counts = dict(
+                accepted=self.accepted,
+                answered=self.answered,
                 samples_scored=self.samples_scored,
                 batches=self.batches,
                 infra_error_rows=self.infra_error_rows,
