@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.records import Problem
 from suites.errors import SuiteError
+from suites.stdio_build import to_problem
 from suites.stdio_data import (
     IoTest,
     Row,
@@ -35,15 +36,14 @@ from suites.stdio_data import (
     hub_file_rows,
     json_text_field,
     no_more_options,
-    parse_input_output,
     read_jsonl_rows,
     split_files,
     split_options,
     suite_name,
     text_field,
-    to_problem,
     unique_ids,
 )
+from suites.stdio_encodings import parse_input_output
 
 SUITE = "apps"
 HUB_NAME = "codeparrot/apps"

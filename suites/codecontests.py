@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.records import Problem
 from suites.errors import SuiteError
+from suites.stdio_build import to_problem
 from suites.stdio_data import (
     IoTest,
     Row,
@@ -39,7 +40,6 @@ from suites.stdio_data import (
     split_options,
     suite_name,
     text_field,
-    to_problem,
     unique_ids,
 )
 

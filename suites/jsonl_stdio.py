@@ -24,7 +24,8 @@ from typing import Any
 
 from harness.records import Problem
 from harness.stdio.problem import STDIO_LANGUAGES, Checker
-from suites.stdio_data import IoTest, StdioRecord, to_problem
+from suites.stdio_build import to_problem
+from suites.stdio_data import IoTest, StdioRecord
 
 CHECKER_KINDS = ("tokens", "float", "exact", "special")
 # (file, line, field, message) -> the exception the jsonl suite raises

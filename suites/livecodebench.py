@@ -32,12 +32,12 @@ from typing import Any
 
 from harness.records import Problem
 from suites.errors import SuiteError
+from suites.stdio_build import to_problem
 from suites.stdio_data import (
     IoTest,
     Row,
     StdioDataError,
     StdioRecord,
-    decode_compressed_json,
     find_mirror,
     hub_file_rows,
     json_text_field,
@@ -45,9 +45,9 @@ from suites.stdio_data import (
     split_options,
     suite_name,
     text_field,
-    to_problem,
     unique_ids,
 )
+from suites.stdio_encodings import decode_compressed_json
 
 SUITE = "livecodebench"
 HUB_NAME = "livecodebench/code_generation_lite"

@@ -24,6 +24,7 @@ from typing import Any
 from harness.records import Problem
 from suites.apps import io_tests, solutions
 from suites.errors import SuiteError
+from suites.stdio_build import to_problem
 from suites.stdio_data import (
     Row,
     StdioDataError,
@@ -36,7 +37,6 @@ from suites.stdio_data import (
     split_options,
     suite_name,
     text_field,
-    to_problem,
     unique_ids,
 )
 

@@ -19,10 +19,9 @@ from suites import SuiteError, load_splits, load_suite
 from suites.apps import unwrap_call_outputs
 from suites.jsonl_suite import JsonlSuiteError
 from suites.livecodebench import parse_window
-from suites.stdio_data import (
-    IoTest,
-    StdioDataError,
-    checker_for,
+from suites.stdio_build import checker_for
+from suites.stdio_data import IoTest, StdioDataError
+from suites.stdio_encodings import (
     decode_compressed_json,
     encode_compressed_json,
     parse_input_output,
@@ -388,7 +387,8 @@ def test_functional_and_stdin_tests_cannot_mix_silently(tmp_path: Path) -> None:
 
 
 def test_io_test_groups_order_public_first() -> None:
-    from suites.stdio_data import StdioRecord, to_problem
+    from suites.stdio_build import to_problem
+    from suites.stdio_data import StdioRecord
 
     record = StdioRecord(
         "s",
