@@ -132,13 +132,13 @@ def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
 
 def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, list[Problem]]:
     """APPS's splits, and each split per difficulty (``test_interview``...)."""
-    language, rest = split_options(option, SUITE)
-    no_more_options(rest, SUITE)
+    options = split_options(option, SUITE)
+    no_more_options(options.rest, SUITE)
     suite = suite_name(SUITE, option)
     splits: dict[str, list[Problem]] = {}
     for split, rows in _rows(data_dir).items():
         records = unique_ids([(w, parse_row(w, r, split, suite)) for w, r in rows])
-        splits[split] = [to_problem(r, language) for r in records]
+        splits[split] = [to_problem(r, options) for r in records]
         for difficulty in DIFFICULTIES:
             splits[f"{split}_{difficulty}"] = [
                 p for p in splits[split] if p.metadata["difficulty"] == difficulty

@@ -161,11 +161,11 @@ def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
 
 def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, list[Problem]]:
     """CodeContests' splits (``train``, ``valid``, ``test``)."""
-    language, rest = split_options(option, SUITE)
-    no_more_options(rest, SUITE)
+    options = split_options(option, SUITE)
+    no_more_options(options.rest, SUITE)
     suite = suite_name(SUITE, option)
     splits: dict[str, list[Problem]] = {}
     for split, rows in _rows(data_dir).items():
-        records = unique_ids([(w, parse_row(w, r, language, suite)) for w, r in rows])
-        splits[split] = [to_problem(r, language) for r in records]
+        records = unique_ids([(w, parse_row(w, r, options.language, suite)) for w, r in rows])
+        splits[split] = [to_problem(r, options) for r in records]
     return splits

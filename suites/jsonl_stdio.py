@@ -25,7 +25,7 @@ from typing import Any
 from harness.records import Problem
 from harness.stdio.problem import STDIO_LANGUAGES, Checker
 from suites.stdio_build import to_problem
-from suites.stdio_data import IoTest, StdioRecord
+from suites.stdio_data import IoTest, StdioRecord, SuiteOptions
 
 CHECKER_KINDS = ("tokens", "float", "exact", "special")
 # (file, line, field, message) -> the exception the jsonl suite raises
@@ -139,4 +139,4 @@ def stdio_from_record(
         checker=_checker(record.get("checker"), fail),
         metadata={"source_file": file, "source_line": line},
     )
-    return to_problem(stdio, language)
+    return to_problem(stdio, SuiteOptions(language))

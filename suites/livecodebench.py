@@ -194,10 +194,10 @@ def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, l
     """Splits ``test`` (every release), ``release_vN`` (cumulative) and ``vN`` (one release),
     each filtered to the date window in ``option`` (``FROM..TO``) when one is given; a
     language in ``option`` (``cpp``) asks for programs in that language."""
-    language, rest = split_options(option, SUITE)
-    if len(rest) > 1:
+    options = split_options(option, SUITE)
+    if len(options.rest) > 1:
         raise SuiteError(f"{SUITE}: more than one date window in {option!r}")
-    start, end = parse_window(rest[0]) if rest else (None, None)
+    start, end = parse_window(options.rest[0]) if options.rest else (None, None)
     suite = suite_name(SUITE, option)
     per_release: list[list[StdioRecord]] = []
     everything: list[tuple[str, StdioRecord]] = []
@@ -206,7 +206,7 @@ def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, l
         everything += records
         per_release.append([r for _, r in records if _in_window(r, start, end)])
     unique_ids(everything)  # a question in two releases is a data error, not a silent repeat
-    problems = [[to_problem(r, language) for r in release] for release in per_release]
+    problems = [[to_problem(r, options) for r in release] for release in per_release]
     splits: dict[str, list[Problem]] = {"test": [p for release in problems for p in release]}
     for number in range(1, len(problems) + 1):
         splits[f"release_v{number}"] = [p for release in problems[:number] for p in release]

@@ -10,8 +10,10 @@ import math
 import re
 
 from harness.records import Problem
-from harness.stdio.problem import CallTest, Checker, StdioTest, stdio_problem
-from suites.stdio_data import TEST_GROUPS, IoTest, StdioRecord
+from harness.stdio.problem import CallTest, Checker, StdioTest, stdio_problem, training_view
+from suites.stdio_data import TEST_GROUPS, IoTest, StdioRecord, SuiteOptions
+
+PLAIN = SuiteOptions()  # Python, every test, stop at the first failure
 
 # -- building problems ------------------------------------------------------------------------
 
@@ -43,12 +45,14 @@ def _call_test(test: IoTest) -> CallTest:
     )
 
 
-def to_problem(record: StdioRecord, language: str = "python") -> Problem:
-    """The :class:`Problem` of a record, built by the stdio core's one constructor.
+def to_problem(record: StdioRecord, options: SuiteOptions = PLAIN) -> Problem:
+    """The :class:`Problem` of a record, built by the stdio core's one constructor, in the
+    language the options name (as a trainer scores it with ``partial``/``largestN``).
 
     Tests keep the data set's order, public first; a call-based test whose arguments or
     result are not JSON is left out and named in the problem's defects.
     """
+    language = options.language
     defects = list(record.defects)
     groups = {g: len(record.by_group(g)) for g in TEST_GROUPS if record.by_group(g)}
     metadata = {**record.metadata, "test_groups": groups}
@@ -87,7 +91,9 @@ def to_problem(record: StdioRecord, language: str = "python") -> Problem:
         metadata=metadata,
     )
     owner = method_owner(record.starter_code, record.fn_name) if record.fn_name else None
-    return as_method_calls(problem, owner) if owner else problem
+    if owner:
+        problem = as_method_calls(problem, owner)
+    return training_view(problem, options.largest) if options.every_test else problem
 
 
 # What LeetCode-style programs may use without importing it (LiveCodeBench's evaluation

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,24 +73,45 @@ class StdioRecord:
 # -- suite options (NAME@OPTION@OPTION) ---------------------------------------------------
 
 
-def split_options(option: str | None, suite: str) -> tuple[str, list[str]]:
-    """The program language among the ``@``-separated options (``python`` when none), and the
-    other options, for the loader to read (a LiveCodeBench date window)."""
-    language, rest = "python", []
+@dataclass(frozen=True)
+class SuiteOptions:
+    """What ``NAME@OPTION@OPTION`` asks for: a language (``cpp``), ``partial`` (every test runs,
+    for partial credit, as a trainer scores), ``largestN`` (also only the N largest inputs, as
+    DeepCoder trains), and the options the loader reads itself (a date window)."""
+
+    language: str = "python"
+    every_test: bool = False
+    largest: int | None = None
+    rest: tuple[str, ...] = ()
+
+
+_LARGEST = re.compile(r"^largest(\d+)$")
+
+
+def split_options(option: str | None, suite: str) -> SuiteOptions:
+    """The ``@``-separated options of a suite name, read."""
+    language, every_test, largest, rest = "python", False, None, []
     for part in (option or "").split("@"):
         part = part.strip()
+        count = _LARGEST.match(part.lower())
         if part.lower() in STDIO_LANGUAGES:
             language = part.lower()
+        elif part.lower() == "partial":
+            every_test = True
+        elif count:
+            every_test, largest = True, int(count.group(1))
+            if largest < 1:
+                raise SuiteError(f"{suite}: {part!r} keeps no test; use largest1 or more")
         elif part:
             rest.append(part)
-    return language, rest
+    return SuiteOptions(language, every_test, largest, tuple(rest))
 
 
-def no_more_options(rest: list[str], suite: str) -> None:
+def no_more_options(rest: Sequence[str], suite: str) -> None:
     if rest:
         raise SuiteError(
             f"{suite}: unknown option {rest[0]!r}; options are a language "
-            f"({', '.join(STDIO_LANGUAGES)})"
+            f"({', '.join(STDIO_LANGUAGES)}), partial, largestN"
         )
 
 

@@ -117,13 +117,13 @@ def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
 
 def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, list[Problem]]:
     """TACO's splits, and each split per difficulty (``test_medium_hard``...)."""
-    language, rest = split_options(option, SUITE)
-    no_more_options(rest, SUITE)
+    options = split_options(option, SUITE)
+    no_more_options(options.rest, SUITE)
     suite = suite_name(SUITE, option)
     splits: dict[str, list[Problem]] = {}
     for split, rows in _rows(data_dir).items():
         parsed = [(w, parse_row(w, r, split, i, suite)) for i, (w, r) in enumerate(rows)]
-        splits[split] = [to_problem(r, language) for r in unique_ids(parsed)]
+        splits[split] = [to_problem(r, options) for r in unique_ids(parsed)]
         for difficulty in DIFFICULTIES:
             splits[f"{split}_{difficulty.lower()}"] = [
                 p for p in splits[split] if p.metadata["difficulty"] == difficulty

@@ -244,6 +244,19 @@ def test_suite_options_are_checked(tmp_path: Path) -> None:
     assert [p.task_id for p in splits("lcb@..2023-05-31")["test"]] == ["abc900_a"]
 
 
+def test_training_options_run_every_test_or_the_largest_inputs() -> None:
+    evaluated = stdio_spec(by_id(splits("codecontests")["test"])["9990_A. Count the Ones"])
+    assert evaluated.stop_at_first_failure and len(evaluated.tests) == 6
+    every = stdio_spec(by_id(splits("codecontests@partial")["test"])["9990_A. Count the Ones"])
+    assert not every.stop_at_first_failure and len(every.tests) == 6
+    largest = by_id(splits("codecontests@largest2@cpp")["test"])["9990_A. Count the Ones"]
+    assert [t.input for t in stdio_spec(largest).tests] == ["0110\n", "111111\n"]
+    assert [c.case_id for c in largest.cases] == ["public_1", "hidden_3"]
+    assert largest.metadata["language"] == "stdio-cpp"
+    with pytest.raises(SuiteError, match="keeps no test"):
+        splits("apps@largest0")
+
+
 # -- the encodings, over many inputs --------------------------------------------------------
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
