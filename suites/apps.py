@@ -28,6 +28,7 @@ from harness.records import Problem
 from suites.errors import SuiteError
 from suites.stdio_build import to_problem
 from suites.stdio_data import (
+    TRAINING_OPTIONS,
     IoTest,
     Row,
     StdioDataError,
@@ -37,8 +38,8 @@ from suites.stdio_data import (
     json_text_field,
     no_more_options,
     read_jsonl_rows,
+    read_options,
     split_files,
-    split_options,
     suite_name,
     text_field,
     unique_ids,
@@ -132,8 +133,8 @@ def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
 
 def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, list[Problem]]:
     """APPS's splits, and each split per difficulty (``test_interview``...)."""
-    options = split_options(option, SUITE)
-    no_more_options(options.rest, SUITE)
+    options = read_options(option, SUITE)
+    no_more_options(options.rest, SUITE, TRAINING_OPTIONS)
     suite = suite_name(SUITE, option)
     splits: dict[str, list[Problem]] = {}
     for split, rows in _rows(data_dir).items():

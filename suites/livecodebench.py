@@ -42,7 +42,7 @@ from suites.stdio_data import (
     hub_file_rows,
     json_text_field,
     read_jsonl_rows,
-    split_options,
+    read_options,
     suite_name,
     text_field,
     unique_ids,
@@ -194,7 +194,7 @@ def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, l
     """Splits ``test`` (every release), ``release_vN`` (cumulative) and ``vN`` (one release),
     each filtered to the date window in ``option`` (``FROM..TO``) when one is given; a
     language in ``option`` (``cpp``) asks for programs in that language."""
-    options = split_options(option, SUITE)
+    options = read_options(option, SUITE)
     if len(options.rest) > 1:
         raise SuiteError(f"{SUITE}: more than one date window in {option!r}")
     start, end = parse_window(options.rest[0]) if options.rest else (None, None)

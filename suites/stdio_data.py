@@ -88,31 +88,46 @@ class SuiteOptions:
 _LARGEST = re.compile(r"^largest(\d+)$")
 
 
-def split_options(option: str | None, suite: str) -> SuiteOptions:
-    """The ``@``-separated options of a suite name, read."""
-    language, every_test, largest, rest = "python", False, None, []
+def split_options(option: str | None, suite: str) -> tuple[str, list[str]]:
+    """The program language among the ``@``-separated options (``python`` when none), and the
+    other options, for the loader to read."""
+    language, rest = "python", []
     for part in (option or "").split("@"):
         part = part.strip()
-        count = _LARGEST.match(part.lower())
         if part.lower() in STDIO_LANGUAGES:
             language = part.lower()
-        elif part.lower() == "partial":
+        elif part:
+            rest.append(part)
+    return language, rest
+
+
+def read_options(option: str | None, suite: str) -> SuiteOptions:
+    """A suite name's options: the language, ``partial``, ``largestN``, and the rest."""
+    language, parts = split_options(option, suite)
+    every_test, largest, rest = False, None, []
+    for part in parts:
+        count = _LARGEST.match(part.lower())
+        if part.lower() == "partial":
             every_test = True
         elif count:
             every_test, largest = True, int(count.group(1))
             if largest < 1:
                 raise SuiteError(f"{suite}: {part!r} keeps no test; use largest1 or more")
-        elif part:
+        else:
             rest.append(part)
     return SuiteOptions(language, every_test, largest, tuple(rest))
 
 
-def no_more_options(rest: Sequence[str], suite: str) -> None:
+def no_more_options(rest: Sequence[str], suite: str, known: str = "") -> None:
+    """An error naming the first option the loader does not know (``known``: its others)."""
     if rest:
         raise SuiteError(
             f"{suite}: unknown option {rest[0]!r}; options are a language "
-            f"({', '.join(STDIO_LANGUAGES)}), partial, largestN"
+            f"({', '.join(STDIO_LANGUAGES)}){known}"
         )
+
+
+TRAINING_OPTIONS = ", partial, largestN"  # what read_options knows besides a language
 
 
 def suite_name(suite: str, option: str | None) -> str:

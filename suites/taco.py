@@ -26,6 +26,7 @@ from suites.apps import io_tests, solutions
 from suites.errors import SuiteError
 from suites.stdio_build import to_problem
 from suites.stdio_data import (
+    TRAINING_OPTIONS,
     Row,
     StdioDataError,
     StdioRecord,
@@ -33,8 +34,8 @@ from suites.stdio_data import (
     hub_rows,
     no_more_options,
     read_jsonl_rows,
+    read_options,
     split_files,
-    split_options,
     suite_name,
     text_field,
     unique_ids,
@@ -117,8 +118,8 @@ def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
 
 def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, list[Problem]]:
     """TACO's splits, and each split per difficulty (``test_medium_hard``...)."""
-    options = split_options(option, SUITE)
-    no_more_options(options.rest, SUITE)
+    options = read_options(option, SUITE)
+    no_more_options(options.rest, SUITE, TRAINING_OPTIONS)
     suite = suite_name(SUITE, option)
     splits: dict[str, list[Problem]] = {}
     for split, rows in _rows(data_dir).items():
