@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from harness.rewardapi import RewardEngine
 from harness.service.client import RewardClient, ServiceError
 from harness.service.payloads import BadInput, Limits, openrlhf_items, score_request
+from harness.service.rows import timing_free as comparable
 from harness.service.server import ServeSettings, check_exposure, serve_in_thread
 
 RIGHT = {"completion": "    return x + y\n", "task_id": "HumanEval/53"}
@@ -30,16 +31,6 @@ SLOW = {
     "completion": "    return x + y\n\nimport time\ntime.sleep(0.8)\n",
     "task_id": "HumanEval/53",
 }
-TIMING_KEYS = ("cpu_user_s", "cpu_system_s", "max_rss_kib", "max_rss_kb", "rchar", "wchar")
-
-
-def comparable(row: dict) -> dict:
-    """A row without what only timing decides."""
-    row = {k: v for k, v in row.items() if k != "duration_s"}
-    row["cases"] = [{k: v for k, v in c.items() if k != "duration_s"} for c in row["cases"]]
-    if isinstance(row.get("execution"), dict):
-        row["execution"] = {k: v for k, v in row["execution"].items() if k not in TIMING_KEYS}
-    return row
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,31 @@
+"""A row apart from its timings: what two ways of scoring the same sample must agree on.
+
+The service's identity test and its load benchmark compare rows with this. Timings are the
+durations, the resource counters of ``execution``, and the efficiency analyzer, which measures
+the sample's speed: its report, its named part of the reward, and so that part's share of the
+reward itself (the rest of the reward must agree to 1e-6).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TIMING_KEYS = ("cpu_user_s", "cpu_system_s", "max_rss_kib", "max_rss_kb", "rchar", "wchar")
+TIMED_PARTS = ("efficiency",)
+
+
+def timing_free(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` without what only timing decides."""
+    row = {k: v for k, v in row.items() if k != "duration_s"}
+    row["cases"] = [{k: v for k, v in c.items() if k != "duration_s"} for c in row["cases"]]
+    if isinstance(row.get("execution"), dict):
+        row["execution"] = {k: v for k, v in row["execution"].items() if k not in TIMING_KEYS}
+    if isinstance(row.get("analyzers"), dict):
+        row["analyzers"] = {k: v for k, v in row["analyzers"].items() if k not in TIMED_PARTS}
+    parts = row.get("reward_parts")
+    if isinstance(parts, dict):
+        timed = sum(float(parts.get(name) or 0.0) for name in TIMED_PARTS)
+        row["reward_parts"] = {k: v for k, v in parts.items() if k not in TIMED_PARTS}
+        if isinstance(row.get("reward"), int | float):
+            row["reward"] = round(float(row["reward"]) - timed, 6)
+    return row
