@@ -258,6 +258,14 @@ class MultiplECpp(_Dialect, Cpp):
             + _CPP_MAIN.replace("@COUNT@", str(len(cases)))
         )
 
+    def build(self) -> Build:
+        """C++'s build without optimization, as MultiPL-E compiles (``g++ -std=c++17``)."""
+        import dataclasses
+
+        base = super().build()
+        assert base.compile is not None
+        return dataclasses.replace(base, compile=tuple(a for a in base.compile if a != "-O1"))
+
 
 _CPP_MAIN = r"""int main(int argc, char** argv) {
   std::string nonce; std::getline(std::cin, nonce);
@@ -454,6 +462,17 @@ class MultiplERust(_Dialect, Rust):
             + "\n        _ => {}\n    }\n}\n"
             + _RUST_MAIN.replace("@COUNT@", str(len(cases)))
         )
+
+    def build(self) -> Build:
+        """Rust's build without optimization, as MultiPL-E compiles (``rustc``)."""
+        import dataclasses
+
+        base = super().build()
+        assert base.compile is not None
+        flags = list(base.compile)
+        where = flags.index("opt-level=1")
+        del flags[where - 1 : where + 1]
+        return dataclasses.replace(base, compile=tuple(flags))
 
 
 _RUST_MAIN = r"""fn main() {
