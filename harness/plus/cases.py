@@ -105,3 +105,17 @@ def args_literal(args: tuple[Any, ...]) -> str | None:
     if any(t is None for t in texts):
         return None
     return ", ".join(t for t in texts if t is not None)
+
+
+def agrees(a: Any, b: Any) -> bool:
+    """Whether two references' answers are the same expected value: equal literals, floats
+    within the checks' tolerance (one reference sums in another order)."""
+    if type(a) is float or type(b) is float:
+        if type(a) not in (int, float) or type(b) not in (int, float):
+            return False
+        return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
+    if type(a) in (list, tuple) and type(b) is type(a):
+        return len(a) == len(b) and all(agrees(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is dict and type(b) is dict:
+        return a.keys() == b.keys() and all(agrees(a[k], b[k]) for k in a)
+    return type(a) is type(b) and literal(a) == literal(b) and a == b

@@ -366,3 +366,28 @@ def _element_annotation(annotation: ast.expr | None, index: int) -> ast.expr | N
 
 def _is_ellipsis(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def with_edges(domain: Domain) -> Domain:
+    """``domain`` reaching down to its edges: a non-negative number from 0, a string or list
+    from empty. For a problem whose contract is checked (:mod:`harness.plus.contracts`): the
+    contract, not the checks' smallest input, then says where the problem's inputs end."""
+    if isinstance(domain, IntDomain) and domain.lo > 0:
+        return IntDomain(0, domain.hi)
+    if isinstance(domain, FloatDomain) and domain.lo > 0:
+        return FloatDomain(0.0, domain.hi)
+    if isinstance(domain, TextDomain):
+        return TextDomain(domain.alphabet, domain.max_len)
+    if isinstance(domain, ListDomain):
+        return ListDomain(
+            with_edges(domain.element),
+            domain.max_len,
+            sorted=domain.sorted,
+            unique=domain.unique,
+            kind=domain.kind,
+        )
+    if isinstance(domain, TupleDomain):
+        return TupleDomain(tuple(with_edges(d) for d in domain.items))
+    if isinstance(domain, UnionDomain):
+        return UnionDomain(tuple(with_edges(d) for d in domain.options))
+    return domain

@@ -27,6 +27,7 @@ sandbox completed.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import random
 import time
@@ -37,8 +38,15 @@ from typing import Any
 import harness.plus.cases as plus_cases
 from harness.completions import assemble_program
 from harness.paths import cache_dir
-from harness.plus.contracts import Contract, contract
-from harness.plus.domains import Domain, Hints, from_annotation, infer
+from harness.plus.contracts import (
+    CHECKED,
+    Contract,
+    contract,
+    evalplus_contract,
+    evalplus_reference,
+    guarded_program,
+)
+from harness.plus.domains import Domain, Hints, from_annotation, infer, with_edges
 from harness.plus.input_mutation import mutate_inputs
 from harness.plus.mutants import mutants
 from harness.plus.runner import (
@@ -54,7 +62,7 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 10  # part of the cache key: bump when generation changes what it produces
+VERSION = 12  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 BUDGET_CAP_S = 1.0  # no plus input may take the reference longer than this
@@ -80,7 +88,11 @@ class PlusResult:
 
 def plus_cases_for(problem: Problem, sandbox: Sandbox, *, count: int, seed: int) -> PlusResult:
     """``count`` (at most) plus cases for ``problem``, from the cache when it has them."""
-    path = cache_dir() / "plus" / f"{problem.fingerprint()}-n{count}-s{seed}-v{VERSION}.json"
+    terms = evalplus_contract(problem.task_id, problem.metadata)
+    second = evalplus_reference(problem.task_id, problem.metadata)
+    text = f"{problem.fingerprint()}\n{terms}\n{second}"
+    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = cache_dir() / "plus" / f"{key}-n{count}-s{seed}-v{VERSION}.json"
     try:
         data = json.loads(path.read_text())
         cached = tuple(CheckCase(**{**c, "calls": tuple(c["calls"])}) for c in data["cases"])
@@ -89,7 +101,7 @@ def plus_cases_for(problem: Problem, sandbox: Sandbox, *, count: int, seed: int)
         pass
     started = time.perf_counter()
     try:
-        result = _generate(problem, sandbox, count, seed)
+        result = _generate(problem, sandbox, count, seed, terms, second)
     except InfrastructureError as exc:
         return PlusResult((), {"seconds": round(time.perf_counter() - started, 3)}, str(exc))
     result.stats["seconds"] = round(time.perf_counter() - started, 3)
@@ -108,7 +120,9 @@ def plus_cases_for(problem: Problem, sandbox: Sandbox, *, count: int, seed: int)
     return result
 
 
-def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> PlusResult:
+def _generate(
+    problem: Problem, sandbox: Sandbox, count: int, seed: int, terms: str, second: str
+) -> PlusResult:
     if problem.defects or not problem.reference.strip():
         return PlusResult((), {}, "no sound reference")
     sig = signature(problem)
@@ -125,6 +139,8 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
         else from_annotation(sig.annotations[i])
         for i in range(arity)
     ]
+    if terms.strip():  # the contract, run in the sandbox, says where the inputs end
+        domains = [with_edges(d) for d in domains]
     allowed = contract(problem.task_id, sig.names[:arity])
     candidates = _candidates(problem.task_id, seeds, domains, allowed, seed)
     stats: dict[str, Any] = {"seeds": len(seeds), "pool": len(candidates)}
@@ -132,20 +148,29 @@ def _generate(problem: Problem, sandbox: Sandbox, count: int, seed: int) -> Plus
         return PlusResult((), stats, "no inputs could be generated")
 
     program = assemble_program(problem, problem.reference).program
+    # The reference behind the problem's contract (EvalPlus's): inputs it refuses raise there.
+    guarded = guarded_program(program, problem.entry_point, terms)
+    other = guarded_program(second, problem.entry_point, terms) if second else ""
+    if guarded is None or other is None:
+        return PlusResult((), stats, "the problem's contract could not be applied")
+    stats["contract"] = bool(terms.strip())
+    stats["second_reference"] = bool(other)
     budget = _budget(problem, program, sandbox)
     stats["budget_s"] = round(budget, 4)
     inputs = list(candidates.values())
     random.Random(f"{problem.task_id}|{seed}|pool").shuffle(inputs)
-    valid = _valid_runs(problem, program, inputs, sandbox, budget, POOL_BUDGET_S)
+    callee = CHECKED if guarded != program else "candidate"
+    checks = _Checks(guarded, other, callee, budget)
+    valid = _valid_runs(problem, checks, inputs, sandbox, POOL_BUDGET_S)
     stats["valid"] = len(valid)
     if not valid:
         return PlusResult((), stats, "the reference answered no generated input")
 
     sources = mutants(program, MAX_MUTANTS, seed)
     stats["mutants"] = len(sources)
-    chosen, killers = _choose(problem, program, sources, valid, sandbox, count, stats)
-    chosen = _shrunk(problem, program, sources, chosen, killers, domains, allowed, sandbox, valid)
-    final = _valid_runs(problem, program, chosen, sandbox, budget)
+    chosen, killers = _choose(problem, guarded, sources, valid, sandbox, count, stats)
+    chosen = _shrunk(problem, guarded, sources, chosen, killers, domains, allowed, sandbox, valid)
+    final = _valid_runs(problem, checks, chosen, sandbox)
     cases = _plus_cases(final[:count])
     stats["kept"] = len(cases)
     return PlusResult(tuple(cases), stats, "" if cases else "no input survived")
@@ -193,41 +218,63 @@ def _budget(problem: Problem, program: str, sandbox: Sandbox) -> float:
     return min(BUDGET_CAP_S, max(BUDGET_FLOOR_S, BUDGET_MULTIPLIER * slowest))
 
 
+@dataclass(frozen=True)
+class _Checks:
+    """How a generated input is run: the (guarded) reference, HumanEval+'s own reference as a
+    second opinion ("" if none), the function the calls go to, the time budget per input."""
+
+    program: str
+    second: str
+    callee: str
+    budget: float
+
+
 def _valid_runs(
     problem: Problem,
-    program: str,
+    checks: _Checks,
     inputs: Sequence[tuple[Any, ...]],
     sandbox: Sandbox,
-    budget: float,
     spend_s: float | None = None,
 ) -> list[tuple[tuple[Any, ...], Run]]:
-    """``(input, run)`` where the reference returned the same literal twice within budget.
+    """``(input, run)`` where the reference returned the same literal twice within budget (and
+    the second reference, where there is one, the same answer).
 
     With ``spend_s`` the inputs go to the sandbox in chunks, and no new chunk starts once the
     reference has used that much time (the inputs left are not used).
     """
+    budget = checks.budget
+
+    def runs(program: str, batch: Sequence[tuple[Any, ...]], seed: int) -> list[Run]:
+        return reference_runs(
+            problem, program, batch, sandbox, timeout_s=budget, seed=seed, callee=checks.callee
+        )
+
     first: list[Run] = []
     spent = 0.0
     step = POOL_CHUNK if spend_s is not None else max(1, len(inputs))
     for start in range(0, len(inputs), step):
         if spend_s is not None and spent > spend_s:
             break
-        runs = reference_runs(
-            problem, program, inputs[start : start + step], sandbox, timeout_s=budget, seed=0
-        )
-        spent += sum(min(run.duration_s, budget) for run in runs)
-        first += runs
+        batch = runs(checks.program, inputs[start : start + step], 0)
+        spent += sum(min(run.duration_s, budget) for run in batch)
+        first += batch
     ok = [i for i, run in enumerate(first) if _usable(run, budget)]
-    again = reference_runs(
-        problem, program, [inputs[i] for i in ok], sandbox, timeout_s=budget, seed=1
-    )
+    again = runs(checks.program, [inputs[i] for i in ok], 1)
     kept = []
     for index, run in zip(ok, again, strict=False):
         if _usable(run, budget) and plus_cases.literal(run.value) == plus_cases.literal(
             first[index].value
         ):
             kept.append((inputs[index], first[index]))
-    return kept
+    if not checks.second or not kept:
+        return kept
+    # Where the two references part ways, the problem does not decide the input.
+    other = runs(checks.second, [args for args, _ in kept], 0)
+    return [
+        (args, run)
+        for (args, run), opinion in zip(kept, other, strict=True)
+        if opinion.status == "ok" and plus_cases.agrees(run.value, opinion.value)
+    ]
 
 
 def _usable(run: Run, budget: float) -> bool:

@@ -37,9 +37,9 @@ class Run:
     duration_s: float = 0.0
 
 
-def call_text(args: tuple[Any, ...]) -> str:
+def call_text(args: tuple[Any, ...], callee: str = "candidate") -> str:
     """``candidate(<args as literals>)``: the call the sandbox evaluates."""
-    return f"candidate({', '.join(repr(a) for a in args)})"
+    return f"{callee}({', '.join(repr(a) for a in args)})"
 
 
 def run_batch(
@@ -84,9 +84,11 @@ def reference_runs(
     *,
     timeout_s: float,
     seed: int = 0,
+    callee: str = "candidate",
 ) -> list[Run]:
-    """The reference's run on each input."""
-    calls = [call_text(args) for args in inputs]
+    """The reference's run on each input (``callee``: the function ``program`` defines that the
+    calls go to: the guarded reference of :func:`harness.plus.contracts.guarded_program`)."""
+    calls = [call_text(args, callee) for args in inputs]
     return run_batch(problem, program, calls, sandbox, timeout_s=timeout_s, seed=seed)
 
 
@@ -133,7 +135,9 @@ def __plus_kills__(args, alarm_s, targets, spend_s):
     def _alarm(signum, frame):
         raise _Late()
 
-    reference = globals()[__plus_entry__](*_copy.deepcopy(args))
+    # The guarded reference where there is one: an input its contract refuses kills nothing.
+    checked = globals().get("__plus_checked__") or globals()[__plus_entry__]
+    reference = checked(*_copy.deepcopy(args))
     late = __plus_late__  # mutants that ran out of time twice are not tried again
     killed = []
     previous = _signal.signal(_signal.SIGALRM, _alarm)
