@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from harness.language_hooks import hooks_for
 from harness.records import Problem
 from trainers.common.config import ConfigError
 
@@ -25,6 +26,9 @@ CLASS_INSTRUCTION = (
 
 def prompt_text(problem: Problem) -> str:
     """The user message for ``problem`` (its prompt after an instruction)."""
+    language = hooks_for(problem)
+    if language is not None:  # another language, or a stdio program: its own instruction
+        return language.instruction(problem.prompt) + "\n"
     instruction = CLASS_INSTRUCTION if problem.suite == "classeval" else INSTRUCTION
     return f"{instruction}\n\n{problem.prompt.rstrip()}\n"
 
