@@ -34,6 +34,7 @@ from harness.records import Problem
 from suites.errors import SuiteError
 from suites.stdio_build import to_problem
 from suites.stdio_data import (
+    HubFileMissing,
     IoTest,
     Row,
     StdioDataError,
@@ -183,7 +184,7 @@ def _release_rows(data_dir: Path | None) -> list[list[Row]]:
     for name in RELEASE_FILES:
         try:
             releases.append(hub_file_rows(HUB_NAME, name, SUITE, hint))
-        except SuiteError:
+        except HubFileMissing:
             if not releases:
                 raise
             break  # a later release not published (yet): the ones before it are the data set

@@ -201,18 +201,26 @@ def hub_rows(hub_name: str, suite: str, mirror_hint: str, **kwargs: Any) -> dict
     }
 
 
+class HubFileMissing(SuiteError):
+    """The hub repository answered, and it has no such file (a release not published yet)."""
+
+
 def hub_file_rows(hub_name: str, filename: str, suite: str, mirror_hint: str) -> list[Row]:
     """The rows of one JSONL file of a hub data set repository (for data sets whose loading
-    script ``datasets`` no longer runs)."""
+    script ``datasets`` no longer runs). :class:`HubFileMissing` when the repository has no
+    such file; any other failure (offline, no package) is a plain :class:`SuiteError`."""
     try:
         from huggingface_hub import hf_hub_download
-
+        from huggingface_hub.errors import RemoteEntryNotFoundError
+    except ImportError as exc:  # pragma: no cover - a dependency of datasets
+        raise SuiteError(f"{suite}: no mirror ({mirror_hint}) and no huggingface_hub") from exc
+    failed = f"{suite}: no local mirror ({mirror_hint}) and {filename} of the hub data set "
+    try:
         path = hf_hub_download(hub_name, filename, repo_type="dataset")
-    except Exception as exc:  # offline, missing file, no package: all mean "not here"
-        raise SuiteError(
-            f"{suite}: no local mirror ({mirror_hint}) and {filename} of the hub data set "
-            f"{hub_name} could not be fetched: {exc}"
-        ) from exc
+    except RemoteEntryNotFoundError as exc:
+        raise HubFileMissing(f"{failed}{hub_name} does not exist: {exc}") from exc
+    except Exception as exc:  # offline, no access: all mean "not here"
+        raise SuiteError(f"{failed}{hub_name} could not be fetched: {exc}") from exc
     return [
         (f"{hub_name}/{filename}:{w.rsplit(':', 1)[1]}", r) for w, r in read_jsonl_rows(Path(path))
     ]
