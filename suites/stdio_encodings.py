@@ -22,6 +22,10 @@ class _StringsOnly(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
 
 
+# The largest decompressed tests of one problem read (LiveCodeBench's are tens of MiB).
+MAX_DECOMPRESSED = 1 << 30
+
+
 def decode_compressed_json(text: str) -> Any:
     """LiveCodeBench's ``private_test_cases`` when compressed: base64 of zlib of a pickled
     JSON string. Raises ``ValueError`` saying which layer is broken."""
@@ -29,10 +33,13 @@ def decode_compressed_json(text: str) -> Any:
         packed = base64.b64decode(text.encode("ascii"), validate=True)
     except (ValueError, UnicodeEncodeError) as exc:
         raise ValueError(f"not base64: {exc}") from None
+    inflate = zlib.decompressobj()
     try:
-        pickled = zlib.decompress(packed)
+        pickled = inflate.decompress(packed, MAX_DECOMPRESSED)
     except zlib.error as exc:
         raise ValueError(f"not zlib data: {exc}") from None
+    if inflate.unconsumed_tail:  # a few bytes that inflate to gigabytes must not sink us
+        raise ValueError(f"inflates past {MAX_DECOMPRESSED >> 20} MiB")
     try:
         inner = _StringsOnly(io.BytesIO(pickled)).load()
     except Exception as exc:  # a broken or hostile pickle: any error means "not our data"

@@ -287,11 +287,13 @@ class Hostile:
         (base64.b64encode(zlib.compress(pickle.dumps(Hostile()))).decode(), "not a pickled string"),
         (base64.b64encode(zlib.compress(pickle.dumps([1, 2]))).decode(), "holds a list"),
         (base64.b64encode(zlib.compress(pickle.dumps("{nope"))).decode(), "not JSON"),
+        (base64.b64encode(zlib.compress(b"\0" * (3 << 20))).decode(), "inflates past 2 MiB"),
     ],
 )
 def test_compressed_tests_refuse_what_is_not_a_json_string(
-    text: str, layer: str, capsys: pytest.CaptureFixture[str]
+    text: str, layer: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("suites.stdio_encodings.MAX_DECOMPRESSED", 2 << 20)
     with pytest.raises(ValueError, match=layer):
         decode_compressed_json(text)
     assert "pwned" not in capsys.readouterr().out  # nothing in the pickle was called
