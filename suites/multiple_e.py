@@ -84,7 +84,7 @@ def problem(record: dict[str, Any], language: str) -> Problem:
         "multiple_e_tests": record["tests"],
         "stop_tokens": list(record["stop_tokens"]),
         "prompt_kind": "code",
-        "licence": EVALUATION_ONLY,
+        "evaluation_only": EVALUATION_ONLY,
         "signature": {"name": entry, "params": [], "returns": "Any"},
     }
     try:
@@ -100,7 +100,7 @@ def problem(record: dict[str, Any], language: str) -> Problem:
     except LiteralError as exc:
         cases = (_program_case(record["tests"]),)
         metadata["multiple_e_fallback"] = str(exc)
-        metadata["call_args"] = {"program": [[repr(("program", test_body(record["tests"])))]]}
+        metadata["call_args"] = {"program": [[repr(("program", main_body(record["tests"])))]]}
     defects: tuple[str, ...] = ()
     if language == "js" and any("\n" in c.source for c in cases):
         # A raw line break inside a string literal: node cannot parse the test program, so
@@ -168,7 +168,7 @@ def statements(body: str) -> list[str]:
 def split_asserts(tests: str, language: str, entry: str) -> list[Assert]:
     """The assertions of ``tests``; LiteralError for a line that is none of the known forms."""
     out = []
-    for text in statements(test_body(tests)):
+    for text in statements(main_body(tests)):
         if _SKIPPED.match(text):
             continue
         start = _ASSERT_START[language]
@@ -248,7 +248,7 @@ def _program_case(tests: str) -> CheckCase:
     )
 
 
-def test_body(tests: str) -> str:
+def main_body(tests: str) -> str:
     """The statements of the test function (``main``/``test``) of MultiPL-E's tests."""
     match = re.search(
         r"(?:int main\(\)|fn main\(\)|function test\(\)|void main\(String\[\] args\))\s*\{", tests

@@ -52,6 +52,7 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
+_ESCAPES |= {"b": "\b", "f": "\f", "v": "\v", "/": "/"}
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -91,7 +92,8 @@ def _unquote(text: str) -> str:
             i = end + 1
         else:
             raise LiteralError(f"unknown escape \\{nxt} in {text[:40]}")
-    return "".join(out)
+    # JavaScript and Java spell a character beyond U+FFFF as two \u escapes (a surrogate pair)
+    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
 
 
 class _Parser:

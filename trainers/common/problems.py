@@ -52,6 +52,19 @@ def load_split(
     return problems
 
 
+def refuse_evaluation_only(suite: str, problems: Sequence[Problem]) -> None:
+    """Raise :class:`ConfigError` when a data set's licence allows evaluation only (a suite
+    marks such problems with ``metadata["evaluation_only"]``, e.g. MultiPL-E's)."""
+    for problem in problems:
+        reason = problem.metadata.get("evaluation_only")
+        if reason:
+            raise ConfigError(
+                f"dataset.suite: {suite!r} may not be used as training prompts: {reason}. "
+                "Use it as dataset.eval_split's suite in an evaluation, or train on a suite "
+                "whose licence allows it (e.g. humaneval-js for JavaScript)"
+            )
+
+
 def train_problems(dataset: Any, model_name: str, seed: int) -> list[Problem]:
     """The training problems of ``dataset`` (a ``DatasetSettings``), after the difficulty band
     and curriculum (unchanged without ``dataset.difficulty``); raises :class:`ConfigError`
@@ -59,6 +72,7 @@ def train_problems(dataset: Any, model_name: str, seed: int) -> list[Problem]:
     from harness.difficulty import training_problems
 
     problems = load_split(dataset.suite, dataset.train_split, dataset.data_dir, dataset.task_ids)
+    refuse_evaluation_only(dataset.suite, problems)
     if not problems:
         raise ConfigError(
             f"dataset: no usable problems in {dataset.suite} {dataset.train_split!r} (all "
