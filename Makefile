@@ -21,6 +21,7 @@ setup: .codeeval-setup
 	  $(PYTHON) -m pip uninstall -q -y torchvision torchaudio torchcodec; \
 	else echo "note: no GPU and no AVX-512: vLLM is not installed, transformers generates"; fi
 	@command -v bwrap >/dev/null || echo "note: install bubblewrap (apt-get install -y bubblewrap) for the full sandbox"
+	@[ -f /usr/share/java/javatuples.jar ] || echo "note: multiple-java needs javatuples (apt-get install -y libjavatuples-java)"
 	touch .codeeval-setup
 
 # eval runs without pytest-benchmark: under -n it warns once per process that it is off.
