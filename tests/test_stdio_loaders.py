@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import pickle
+import shutil
 import zlib
 from pathlib import Path
 from typing import Any
@@ -478,9 +479,9 @@ def test_livecodebench_fixture_end_to_end(
 def test_other_fixture_suites_end_to_end(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """References pass (CodeContests' C++ one compiled once), wrong programs and a data
-    defect get their verdicts, a special judge accepts any valid answer and rejects others."""
-    for suite in ("apps", "taco", "codecontests", "codecontests@cpp"):
+    """References pass, wrong programs and a data defect get their verdicts, a special judge
+    accepts any valid answer and rejects others."""
+    for suite in ("apps", "taco", "codecontests"):
         rows = judged(pytester, monkeypatch, suite, "canonical")
         assert rows and all(r["status"] == "passed" for r in rows.values()), (suite, rows)
     wrong = write_samples(
@@ -513,3 +514,13 @@ def test_other_fixture_suites_end_to_end(
     assert status["own/derangement", "fixed_point"] == "failed"
     assert status["own/yes", "lower"] == "passed" and status["own/third", "close"] == "passed"
     assert status["own/sum", "honest"] == "passed"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed (CI installs it)")
+def test_codecontests_cpp_reference_end_to_end(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = judged(pytester, monkeypatch, "codecontests@cpp", "canonical")
+    [row] = rows.values()  # the one problem with a C++ solution
+    assert row["status"] == "passed" and row["suite"] == "codecontests@cpp"
