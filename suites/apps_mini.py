@@ -15,6 +15,8 @@ split (contamination is likely), never a held-out benchmark.
   raw text when any test's line there is not a JSON or Python literal; a test whose line count
   does not match the function's parameters (a string argument holding a newline) cannot be
   undone, and the problem is reported as a data error (``defects``), never as a model failure.
+* A stdio statement that accepts any of several answers has one recorded answer and no special
+  judge (5 problems): a data error, since a right program can be judged wrong.
 * 21 ids appear on two lines. Identical copies are merged (one problem); copies that differ
   would be a data error on the problem.
 
@@ -47,6 +49,10 @@ FOLDER = "apps_mapcoder150"
 FILE = "selected150.jsonl"
 TRAIN_LARGEST = 15  # DeepCoder keeps the 15 largest-input tests of a problem for training
 _DEF = re.compile(r"def\s+([A-Za-z_]\w*)\s*\(([^)]*)\)")
+# A statement that accepts any of several answers: the data keeps one and has no special judge.
+_ANY_ANSWER = re.compile(
+    r"(print|output|find) any|any of them|any one of them|any (such|valid|correct|optimal)", re.I
+)
 
 
 def data_path(data_dir: Path | None) -> Path:
@@ -112,8 +118,20 @@ def parse_row(
             StdioTest(t["input"], _expected_text(where, t), hidden=t["input"] not in samples)
             for t in tests
         ]
+        defects = []
+        if _ANY_ANSWER.search(statement):
+            defects.append(
+                "the statement accepts any of several answers, but the data has one expected "
+                "output and no special judge: a right answer can be judged wrong"
+            )
         return stdio_problem(
-            suite, task_id, statement, stdio_tests, language=language, metadata=metadata
+            suite,
+            task_id,
+            statement,
+            stdio_tests,
+            language=language,
+            defects=defects,
+            metadata=metadata,
         )
     found = _DEF.search(starter)
     if not found:
