@@ -53,14 +53,7 @@ from suites.stdio_encodings import decode_compressed_json
 SUITE = "livecodebench"
 HUB_NAME = "livecodebench/code_generation_lite"
 MIRROR = "livecodebench"
-RELEASE_FILES = (
-    "test.jsonl",
-    "test2.jsonl",
-    "test3.jsonl",
-    "test4.jsonl",
-    "test5.jsonl",
-    "test6.jsonl",
-)
+MAX_RELEASES = 30  # looked for on the hub: test.jsonl, test2.jsonl, ... until one is missing
 PLATFORMS = ("leetcode", "atcoder", "codeforces")
 DIFFICULTIES = ("easy", "medium", "hard")
 TEST_TYPES = ("stdin", "functional")
@@ -171,19 +164,39 @@ def parse_row(where: str, row: dict[str, Any], release: int = 0, suite: str = SU
     )
 
 
+def release_file(number: int) -> str:
+    """Release N's file: ``test.jsonl`` for the first, ``testN.jsonl`` after."""
+    return "test.jsonl" if number == 1 else f"test{number}.jsonl"
+
+
+def _mirror_releases(mirror: Path) -> list[Path]:
+    """The mirror's release files in order (``.jsonl`` or ``.jsonl.gz``); a gap is an error,
+    since release N is numbered by its file."""
+    found: list[Path] = []
+    for number in range(1, MAX_RELEASES + 1):
+        name = release_file(number)
+        path = next((mirror / n for n in (name, name + ".gz") if (mirror / n).is_file()), None)
+        if path is None:
+            break
+        found.append(path)
+    if not found:
+        raise SuiteError(f"{SUITE}: {mirror} holds no test.jsonl (release 1)")
+    later = release_file(len(found) + 2)
+    if any((mirror / n).is_file() for n in (later, later + ".gz")):
+        raise SuiteError(f"{SUITE}: {mirror} has {later} but no {release_file(len(found) + 1)}")
+    return found
+
+
 def _release_rows(data_dir: Path | None) -> list[list[Row]]:
-    """The rows of each release file present, in release order (mirror, else the hub)."""
+    """The rows of each release file, in release order (mirror, else the hub)."""
     mirror = find_mirror(data_dir, MIRROR)
     if mirror is not None:
-        present = [mirror / n for n in RELEASE_FILES if (mirror / n).is_file()]
-        if not present:
-            raise SuiteError(f"{SUITE}: {mirror} holds none of {', '.join(RELEASE_FILES)}")
-        return [read_jsonl_rows(path) for path in present]
-    hint = f"a folder {MIRROR}/ with {RELEASE_FILES[0]}... in $CODEEVAL_DATA_DIR"
+        return [read_jsonl_rows(path) for path in _mirror_releases(mirror)]
+    hint = f"a folder {MIRROR}/ with test.jsonl, test2.jsonl... in $CODEEVAL_DATA_DIR"
     releases = []
-    for name in RELEASE_FILES:
+    for number in range(1, MAX_RELEASES + 1):
         try:
-            releases.append(hub_file_rows(HUB_NAME, name, SUITE, hint))
+            releases.append(hub_file_rows(HUB_NAME, release_file(number), SUITE, hint))
         except HubFileMissing:
             if not releases:
                 raise

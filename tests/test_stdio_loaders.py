@@ -4,6 +4,7 @@ fixture rows written in each data set's published schema (tests/fixtures/stdio).
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import pickle
 import shutil
@@ -204,9 +205,18 @@ def test_a_bad_row_names_file_line_and_field(
 
 
 def test_a_missing_mirror_file_says_what_was_looked_for(tmp_path: Path) -> None:
-    (tmp_path / "livecodebench").mkdir()
-    with pytest.raises(SuiteError, match="holds none of test.jsonl"):
+    mirror = tmp_path / "livecodebench"
+    mirror.mkdir()
+    with pytest.raises(SuiteError, match="holds no test.jsonl"):
         splits("livecodebench", tmp_path)
+    (mirror / "test.jsonl").write_bytes((FIXTURES / "livecodebench" / "test.jsonl").read_bytes())
+    (mirror / "test3.jsonl").write_bytes((FIXTURES / "livecodebench" / "test2.jsonl").read_bytes())
+    with pytest.raises(SuiteError, match="has test3.jsonl but no test2.jsonl"):
+        splits("livecodebench", tmp_path)
+    (mirror / "test3.jsonl").unlink()
+    with gzip.open(mirror / "test2.jsonl.gz", "wb") as fh:  # compressed mirrors read too
+        fh.write((FIXTURES / "livecodebench" / "test2.jsonl").read_bytes())
+    assert len(splits("livecodebench", tmp_path)["release_v2"]) == 5
 
 
 BAD_JSONL = [
