@@ -6,6 +6,8 @@ pool), and the identity test compares their rows apart from measured timings.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,7 +19,7 @@ from harness.rewardapi.engine import separate_runs, with_reward
 from harness.rewardapi.inline import content_hash
 from harness.rewardapi.items import InlineSpec, check_items
 from harness.sandbox.api import RESOURCE_KEYS
-from suites import load_suite
+from suites import load_suite, register_suite
 
 TIMINGS = {"duration_s", "max_rss_kb", *RESOURCE_KEYS}  # measured: differ per run
 
@@ -33,6 +35,12 @@ ADD_CHECK = {
     "tests": "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(0, 0) == 0\n",
 }
 JS_ADD = "function add(x, y) {\n  return x + y;\n}\n"
+ADD_JS = {  # a typed Python problem, translated as the humaneval-js suite is
+    **ADD,
+    "prompt": "def add(a: int, b: int) -> int:\n",
+    "reference": "def add(a: int, b: int) -> int:\n    return a + b\n",
+    "language": "js",
+}
 
 
 def without_timings(value):
@@ -87,10 +95,11 @@ def identity_items() -> list[dict]:
         {"completion": JS_ADD, "task_id": "js/HumanEval/53", "suite": "humaneval-js"},
         {"completion": "    return a + b\n", "problem": ADD},
         {"completion": "def add(a, b):\n    return a * b\n", "problem": ADD_CHECK},
+        {"completion": JS_ADD.replace("x", "a").replace("y", "b"), "problem": ADD_JS},
     ]
 
 
-@pytest.mark.parametrize("preset", ["binary", "weighted"])
+@pytest.mark.parametrize("preset", ["binary", pytest.param("weighted", marks=pytest.mark.slow)])
 def test_rows_are_evaluates_rows_across_suites_languages_and_presets(preset: str) -> None:
     items = identity_items()
     with RewardEngine(reward=preset, workers=2) as engine:
@@ -113,6 +122,7 @@ def test_rows_are_evaluates_rows_across_suites_languages_and_presets(preset: str
         "passed",
         "passed",
         "failed",
+        "passed",
     ]
     assert [comparable(r) for r in rows] == [comparable(r) for r in expected]
     for row in rows:
@@ -170,26 +180,34 @@ def test_the_masking_rule() -> None:
     assert with_reward({"status": "failed", "reward": 0.0})["reward"] == 0.0
 
 
+def twin_suite() -> list:
+    """HumanEval/53 again under its own suite, with its first check only (a different problem
+    behind the same task id, as humaneval-plus has)."""
+    problem = _problem("humaneval", "HumanEval/53")
+    return [dataclasses.replace(problem, suite="rewardapi-twin", cases=problem.cases[:1])]
+
+
 def test_one_task_id_in_two_suites_is_scored_against_each(engine: RewardEngine) -> None:
+    register_suite("rewardapi-twin", twin_suite)
     rows = engine.score(
         [
             {"completion": "    return x + y\n", "task_id": "HumanEval/53", "suite": "humaneval"},
             {
                 "completion": "    return x + y\n",
                 "task_id": "HumanEval/53",
-                "suite": "humaneval-plus",
+                "suite": "rewardapi-twin",
             },
             {"completion": "    return x - y\n", "task_id": "HumanEval/53"},
         ]
     )
-    assert [r["suite"] for r in rows] == ["humaneval", "humaneval-plus", "humaneval"]
+    assert [r["suite"] for r in rows] == ["humaneval", "rewardapi-twin", "humaneval"]
     assert [r["passed"] for r in rows] == [True, True, False]
-    assert any(c.get("plus") for c in rows[1]["cases"])
-    assert not any(c.get("plus") for c in rows[0]["cases"])
+    assert [len(r["cases"]) for r in rows] == [6, 1, 6]
 
 
 def test_runs_keep_one_problem_per_task_id() -> None:
-    a, b = _problem("humaneval", "HumanEval/1"), _problem("humaneval-plus", "HumanEval/1")
+    a = _problem("humaneval", "HumanEval/1")
+    b = dataclasses.replace(a, suite="another")
     c = _problem("humaneval", "HumanEval/2")
     assert separate_runs([a, b, c, a, b]) == [[0, 2, 3], [1, 4]]
 
