@@ -85,12 +85,25 @@ def compile_suite(
         path.parent.mkdir(exist_ok=True)
         if _write_if_changed(path, render_test_module(problem)):
             rewritten.append(path)
+        write_case_files(path, problem)
         test_files.append(path)
     keep = set(test_files)
     for stale in root.glob("*/test_*.py"):
         if stale not in keep:
             stale.unlink()
     return CompiledSuite(root, list(problems), list(samples), test_files, rewritten)
+
+
+def write_case_files(module: Path, problem: Problem) -> None:
+    """Files a problem's language keeps beside its module (a stdio test's large input and
+    expected output), in the folder named like the module: an optional ``case_files`` hook."""
+    case_files = getattr(hooks_for(problem), "case_files", None)
+    files = case_files(problem) if case_files is not None else {}
+    if files:
+        folder = module.with_suffix("")
+        folder.mkdir(exist_ok=True)
+        for name, text in files.items():
+            _write_if_changed(folder / name, text)
 
 
 def module_path(root: Path, problem: Problem) -> Path:

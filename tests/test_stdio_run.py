@@ -210,3 +210,23 @@ def test_evaluate_rows_carry_per_test_outcomes(tmp_path: Path) -> None:
     assert not slow["passed"] and slow["reward"] == 0.0
     first = slow["cases"][0]
     assert first["status"] == "timeout" and "time limit exceeded" in first["message"]
+
+
+def test_the_generated_module_is_one_function_per_test_with_large_texts_beside(
+    tmp_path: Path,
+) -> None:
+    big = " ".join(str(i) for i in range(400)) + "\n"
+    tests = [StdioTest("1 2\n", "3\n"), StdioTest(big, f"{sum(range(400))}\n", hidden=True)]
+    problem = stdio_problem("readable", "readable/sum", "Sum them.", tests)
+    source = "print(sum(map(int, open(0).read().split())))"
+    (row,) = evaluate([problem], [Sample(problem.task_id, source, "s")], out_dir=tmp_path)
+    assert row["passed"]
+    (module,) = tmp_path.rglob("test_readable_sum.py")
+    text = module.read_text()
+    assert "def test_public_1(sandbox):" in text and "def test_hidden_1(sandbox):" in text
+    assert "stdin:\n    1 2\n    expected stdout:\n    3" in text
+    assert "hidden_1.in and hidden_1.out" in text
+    beside = module.with_suffix("")
+    assert (beside / "hidden_1.in").read_text() == big
+    assert (beside / "hidden_1.out").read_text() == f"{sum(range(400))}\n"
+    assert not (beside / "public_1.in").exists()  # small texts stay in the docstring

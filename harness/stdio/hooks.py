@@ -16,7 +16,7 @@ from harness.languages import rewards as native_rewards
 from harness.records import Problem
 from harness.sandbox import SampleExecution
 from harness.stdio import execute as stdio_execute
-from harness.stdio.problem import LANGUAGE_PREFIX, STDIO_LANGUAGES, stdio_spec
+from harness.stdio.problem import LANGUAGE_PREFIX, STDIO_LANGUAGES, is_large, stdio_spec
 
 JUDGE_SLACK_S = 10.0  # a special judge's run per test, and the start of a runtime
 
@@ -69,6 +69,17 @@ class StdioHooks:
             memory_mb=memory_mb,
             timeout_override_s=timeout_override_s,
         )
+
+    def case_files(self, problem: Problem) -> dict[str, str]:
+        """A large test's input and expected output, as files beside the generated module
+        (``public_1.in``, ``public_1.out``; the module's docstring names them)."""
+        spec = stdio_spec(problem)
+        files = {}
+        for case, test in zip(problem.cases, spec.tests, strict=True):
+            if is_large(test):
+                files[f"{case.case_id}.in"] = test.input
+                files[f"{case.case_id}.out"] = test.output
+        return files
 
     def worst_case_s(self, problem: Problem) -> float:
         spec = stdio_spec(problem)

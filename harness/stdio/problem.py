@@ -150,7 +150,7 @@ def stdio_problem(
     cases = tuple(
         CheckCase(
             case_id=case_id,
-            source=_describe(test),
+            source=_describe(test, case_id),
             mode="compare",
             check=f"assert v[0] == 'passed', v[1]  # judged in the trusted process ({spec.checker.kind})",
             timeout_s=spec.time_limit_s,
@@ -233,9 +233,21 @@ def spec_from_json(data: Mapping[str, Any]) -> StdioSpec:
     )
 
 
-def _describe(test: StdioTest) -> str:
-    """A generated test's docstring: the input and expected output (cut when long)."""
-    return f"stdin:\n{_shown(test.input)}\nexpected stdout:\n{_shown(test.output)}"
+def is_large(test: StdioTest) -> bool:
+    """A test whose input or output the generated module keeps in files beside it."""
+    return len(test.input) > SHOWN_CHARS or len(test.output) > SHOWN_CHARS
+
+
+def _describe(test: StdioTest, case_id: str) -> str:
+    """A generated test's docstring: the input and expected output (cut when long; then the
+    whole texts are files beside the module)."""
+    text = f"stdin:\n{_shown(test.input)}\nexpected stdout:\n{_shown(test.output)}"
+    if is_large(test):
+        text += (
+            f"\n\nThe whole texts: {case_id}.in and {case_id}.out, in the folder named like "
+            "this module."
+        )
+    return text
 
 
 def _shown(text: str) -> str:
