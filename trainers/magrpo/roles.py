@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.completions import extract_code
+from harness.language_hooks import hooks_for
 from harness.records import Problem
 
 HELPER = "aux"
@@ -79,6 +80,10 @@ def function_prompt(
             if with_helper
             else ""
         )
+        language = hooks_for(problem)
+        if language is not None:  # a stdio program (or another language): its instruction
+            note = f"\n\n{helper.strip()}" if helper else ""
+            return f"{language.instruction(problem.prompt)}{note}{_history_text(history)}"
         head = (
             f"Implement the Python function `{problem.entry_point}` below.{helper} Reply with "
             f"the complete function `{problem.entry_point}` in a ```python block."
