@@ -9,6 +9,7 @@ beside the suite: the attack is real, only the harness stops it.
 
 from __future__ import annotations
 
+import json
 import secrets
 import subprocess
 import sys
@@ -258,3 +259,28 @@ def test_compiled_programs_cannot_answer_out_of_band_or_exit_early(tmp_path: Pat
         stdio_problem("attack", "attack/oob-cpp", "Sum, then a.", SUM, language="cpp")
     )
     _assert_all_failed(_rows(problem, OUT_OF_BAND_CPP, tmp_path / "out"))
+
+
+def test_a_compiler_cannot_read_the_expected_outputs_either(tmp_path: Path) -> None:
+    """Rust's include_str! reads any file at compile time: the suite's problems.jsonl would
+    give the answer away if the compile could see it (it runs in the warm sandbox's view)."""
+    if which("rustc") is None and not Path("~/.cargo/bin/rustc").expanduser().exists():
+        pytest.skip("rustc is not installed")
+    out = tmp_path / "out"
+    problem = stdio_problem("attack", "attack/include", "Echo.", _secret_tests(1), language="rs")
+    stolen = out / "suite" / "problems.jsonl"
+    program = (
+        f"const DATA: &str = include_str!({json.dumps(str(stolen))});\n"
+        "fn main() {\n    let mut s = String::new();\n"
+        "    std::io::stdin().read_line(&mut s).unwrap();\n"
+        "    let at = DATA.find(s.trim()).unwrap_or(0);\n"
+        '    let rest = &DATA[at..];\n    let from = rest.find("SECRET").unwrap_or(0);\n'
+        '    println!("{}", &rest[from..from + 22]);\n}\n'
+    )
+    samples = [Sample(problem.task_id, f"```rust\n{program}```", "include")]
+    (row,) = evaluate([problem], samples, reward="binary", out_dir=out)
+    assert stolen.is_file() and problem.metadata["stdio"]["tests"][0]["output"].strip() in (
+        stolen.read_text()
+    )  # the file is there, with the answer in it
+    assert not row["passed"]
+    assert "compile error" in row["cases"][0]["message"]
