@@ -13,10 +13,13 @@ from shutil import which
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.evaluate import evaluate
 from harness.records import Sample
 from harness.sandbox import SampleExecution
+from harness.stdio.checkers import compare
 from harness.stdio.execute import execute
 from harness.stdio.problem import Checker, StdioTest, stdio_problem, training_view
 
@@ -230,3 +233,20 @@ def test_the_generated_module_is_one_function_per_test_with_large_texts_beside(
     assert (beside / "hidden_1.in").read_text() == big
     assert (beside / "hidden_1.out").read_text() == f"{sum(range(400))}\n"
     assert not (beside / "public_1.in").exists()  # small texts stay in the docstring
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    printed=st.text(st.characters(blacklist_categories=["Cs"]), max_size=60),
+    expected=st.sampled_from(["", "0\n", "a b\n", "é ü\n"]),
+)
+def test_the_verdict_is_the_trusted_comparison_of_what_reached_stdout(
+    printed: str, expected: str
+) -> None:
+    """Any text a program writes (any characters, whitespace, NULs) reaches the checker as
+    written, and the verdict is exactly the trusted comparison's."""
+    problem = stdio_problem("prop", "prop/echo", "x", [StdioTest("\n", expected)])
+    source = f"import sys\nsys.stdout.write({printed!r})"
+    (case,) = execute(problem, source).cases.values()
+    want = compare(printed, expected, Checker()).passed
+    assert case.status == "ok" and (case.values[0] == "passed") == want, case
