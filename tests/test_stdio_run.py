@@ -210,6 +210,7 @@ def test_evaluate_rows_carry_per_test_outcomes(tmp_path: Path) -> None:
     right, slow = rows
     assert right["passed"] and right["reward"] == 1.0
     assert [c["status"] for c in right["cases"]] == ["passed"] * 5
+    assert right["execution"]["max_rss_kib"] > 0  # the runs' accounting, from the kernel
     assert not slow["passed"] and slow["reward"] == 0.0
     first = slow["cases"][0]
     assert first["status"] == "timeout" and "time limit exceeded" in first["message"]

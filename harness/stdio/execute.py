@@ -16,10 +16,17 @@ from collections.abc import Generator
 
 from harness.records import Problem
 from harness.sandbox import CaseExecution, SampleExecution, Sandbox, SandboxSettings
+from harness.sandbox.api import empty_resources
 from harness.sandbox.shared import shared_sandbox
 from harness.stdio import native_runner, python_runner
 from harness.stdio.checkers import Comparison, compare, presentation_matches
-from harness.stdio.outcome import OUTPUT_LIMIT_BYTES, TestRun, Verdict, run_failure
+from harness.stdio.outcome import (
+    OUTPUT_LIMIT_BYTES,
+    TestRun,
+    Verdict,
+    add_resources,
+    run_failure,
+)
 from harness.stdio.problem import StdioSpec, stdio_spec
 from harness.stdio.special import run_judge
 
@@ -34,7 +41,11 @@ def execute(
     memory_mb: int = 1024,
     timeout_override_s: float | None = None,
 ) -> SampleExecution:
-    """Run ``program`` on every test of ``problem`` (or up to the first failure) and judge."""
+    """Run ``program`` on every test of ``problem`` (or up to the first failure) and judge.
+
+    ``memory_mb`` (the run's cap for function problems) is not used: a stdio problem carries
+    its own memory limit. ``timeout_override_s`` (``--llm-timeout``) replaces its time limit.
+    """
     started = time.monotonic()
     spec = stdio_spec(problem)
     limit_s = timeout_override_s or spec.time_limit_s
@@ -42,7 +53,6 @@ def execute(
     inputs = [test.input for test in spec.tests]
     judge = _Judge(problem, spec, limit_s, hide)
     notes: list[str] = []
-    stderr = ""
     if spec.language == "python":
         sandbox = python_sandbox(spec, hide)
         runs = python_runner.run_tests(sandbox, program, inputs, limit_s, judge.keep_going)
@@ -74,12 +84,13 @@ def execute(
         notes.append("stopped at the first failed test")
     if judge.infra_error:
         return SampleExecution(cases={}, infra_error=judge.infra_error, notes=notes)
-    stderr = judge.stderr_tail
     return SampleExecution(
         cases=results,
-        stderr=stderr,
+        stderr=judge.stderr_tail,
         duration_s=time.monotonic() - started,
+        max_rss_kb=int(judge.resources["max_rss_kib"]),
         notes=notes,
+        resources=judge.resources,
     )
 
 
@@ -102,8 +113,8 @@ class _Judge:
         self.spec = spec
         self.limit_s = limit_s
         self.hide = hide
-        self.index = 0
         self.last_passed = True
+        self.resources = empty_resources()
         self.stopped_early = False
         self.infra_error: str | None = None
         self.stderr_tail = ""
@@ -128,6 +139,7 @@ class _Judge:
             )
             if run.stderr_tail:
                 self.stderr_tail = run.stderr_tail
+            add_resources(self.resources, run.resources)
             results[case.case_id] = case
             if _is_syntax_error(run):  # no later test would parse either: a compile error
                 message = f"compile error: {run.detail}"[:300]

@@ -186,10 +186,11 @@ def run_one(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) 
             uid=uid,
             fds=(stdin, stdout, stderr),
         )
+        usage: dict[str, float | int] = {}
         try:
             code = run.wait(time_limit_s + _startup_allowance(prepared))
         finally:
-            run.finish()  # every process of the run is dead before its output is read
+            usage = run.finish()  # every process of the run is dead before its output is read
         duration = time.monotonic() - started
         output = os.pread(stdout, OUTPUT_LIMIT_BYTES + 1, 0)
         tail = _tail(stderr)
@@ -199,14 +200,20 @@ def run_one(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) 
         launcher.remove(folder)
     text_out = output.decode("utf-8", "replace")
     if code is None:
-        return TestRun("timeout", text_out, duration_s=duration, stderr_tail=tail)
+        return TestRun("timeout", text_out, duration_s=duration, stderr_tail=tail, resources=usage)
     if len(output) > OUTPUT_LIMIT_BYTES:
-        return TestRun("output_limit", duration_s=duration, stderr_tail=tail)
+        return TestRun("output_limit", duration_s=duration, stderr_tail=tail, resources=usage)
     if code != 0 and _out_of_memory(tail):
-        return TestRun("memory", text_out, code=code, duration_s=duration, stderr_tail=tail)
+        return TestRun(
+            "memory", text_out, code=code, duration_s=duration, stderr_tail=tail, resources=usage
+        )
     if code < 0:
-        return TestRun("signal", text_out, code=-code, duration_s=duration, stderr_tail=tail)
-    return TestRun("exited", text_out, code=code, duration_s=duration, stderr_tail=tail)
+        return TestRun(
+            "signal", text_out, code=-code, duration_s=duration, stderr_tail=tail, resources=usage
+        )
+    return TestRun(
+        "exited", text_out, code=code, duration_s=duration, stderr_tail=tail, resources=usage
+    )
 
 
 def _startup_allowance(prepared: Prepared) -> float:

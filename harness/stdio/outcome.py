@@ -8,7 +8,8 @@ trusted side. :func:`verdict_of` turns it into a judge's verdict with the proble
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 RunEnd = Literal["exited", "signal", "timeout", "memory", "output_limit", "raised", "error"]
@@ -40,6 +41,8 @@ class TestRun:
     detail: str = ""
     duration_s: float = 0.0
     stderr_tail: str = ""
+    # CPU, peak memory and I/O of the run from kernel counters (harness.sandbox.api's keys)
+    resources: Mapping[str, float | int] = field(default_factory=dict)
 
 
 def signal_name(number: int) -> str:
@@ -66,3 +69,16 @@ def run_failure(run: TestRun, time_limit_s: float) -> tuple[Verdict, str] | None
     if run.end == "exited" and run.code != 0:
         return "runtime_error", f"runtime error: exit status {run.code}"
     return None
+
+
+def add_resources(total: dict[str, float | int], more: Mapping[str, float | int]) -> None:
+    """Sum CPU and I/O over a sample's runs, keep the largest peak memory."""
+    for key, value in more.items():
+        if key not in total:
+            continue
+        if key == "max_rss_kib":
+            total[key] = max(int(total[key]), int(value))
+        else:
+            total[key] = (
+                round(total[key] + value, 6) if isinstance(value, float) else total[key] + value
+            )

@@ -14,6 +14,9 @@ another); with ``stop_at_first_failure`` nothing is submitted after a failure.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import signal
 import time
 from collections.abc import Callable, Generator, Sequence
 
@@ -130,36 +133,42 @@ def to_test_run(execution: SampleExecution, waited_s: float) -> TestRun:
     if case is None:
         return TestRun("error", stdout, detail="the sandbox returned no result for the test")
     duration = case.duration_s or waited_s
+    usage = execution.resources
     if len(stdout.encode("utf-8", "replace")) > OUTPUT_LIMIT_BYTES:
-        return TestRun("output_limit", duration_s=duration)
+        return TestRun("output_limit", duration_s=duration, resources=usage)
     tail = execution.stderr[-2000:]
     if case.status == "ok":
         values = case.values or [0]
         code = values[0] if isinstance(values[0], int) and not isinstance(values[0], bool) else 0
-        return TestRun("exited", stdout, code=code, duration_s=duration, stderr_tail=tail)
+        return TestRun(
+            "exited", stdout, code=code, duration_s=duration, stderr_tail=tail, resources=usage
+        )
     if case.status == "timeout":
-        return TestRun("timeout", stdout, duration_s=duration, stderr_tail=tail)
+        return TestRun("timeout", stdout, duration_s=duration, stderr_tail=tail, resources=usage)
     if case.status == "raised":
         exc = case.exception or {}
         kind, text = exc.get("type", "Exception"), exc.get("message", "")
         end = "memory" if kind == "MemoryError" else "raised"
-        return TestRun(end, stdout, detail=f"{kind}: {text}", duration_s=duration, stderr_tail=tail)
+        return TestRun(
+            end,
+            stdout,
+            detail=f"{kind}: {text}",
+            duration_s=duration,
+            stderr_tail=tail,
+            resources=usage,
+        )
     if case.status == "error":
         return TestRun("error", stdout, detail=case.message, duration_s=duration)
-    return _crashed(case.message, stdout, duration, tail)
+    return dataclasses.replace(_crashed(case.message, stdout, duration, tail), resources=usage)
 
 
 def _crashed(message: str, stdout: str, duration: float, tail: str) -> TestRun:
     """The child died (``os._exit``, a signal, the memory limit): how, from the server's words."""
-    import re
-
     lowered = message.lower()
     if "memory" in lowered:
         return TestRun("memory", stdout, detail=message, duration_s=duration, stderr_tail=tail)
     found = re.search(r"signal (\d+)|SIG[A-Z0-9]+", message)
     if found:
-        import signal
-
         number = int(found.group(1)) if found.group(1) else int(getattr(signal, found.group(0), 0))
         return TestRun("signal", stdout, code=number, detail=message, duration_s=duration)
     status = re.search(r"status (-?\d+)|code (-?\d+)", message)
