@@ -15,8 +15,6 @@ from suites.stdio_data import TEST_GROUPS, IoTest, StdioRecord, SuiteOptions
 
 PLAIN = SuiteOptions()  # Python, every test, stop at the first failure
 
-# -- building problems ------------------------------------------------------------------------
-
 # "absolute or relative error does not exceed 10^{-6}": the statement asks for a float checker.
 _TOLERANCE = re.compile(
     r"(?:absolute|relative)\s+(?:or\s+relative\s+)?error[^.]{0,80}?"
