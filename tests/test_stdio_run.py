@@ -8,6 +8,7 @@ core calls for these problems; the last one goes through :func:`harness.evaluate
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from shutil import which
 from typing import Any
@@ -251,3 +252,19 @@ def test_the_verdict_is_the_trusted_comparison_of_what_reached_stdout(
     (case,) = execute(problem, source).cases.values()
     want = compare(printed, expected, Checker()).passed
     assert case.status == "ok" and (case.values[0] == "passed") == want, case
+
+
+@pytest.mark.parametrize("language", ["python", "cpp"])
+def test_a_starved_time_out_is_run_once_more_before_it_counts(language: str) -> None:
+    """A run that timed out with less than half its limit on a CPU (a busy machine, or a
+    program that sleeps) gets a second run; a program that sleeps still times out."""
+    _needs(language)
+    source = {
+        "python": "import time\ntime.sleep(30)",
+        "cpp": "#include <unistd.h>\nint main(){ sleep(30); }",
+    }[language]
+    tests = [StdioTest("1 1\n", "2\n")]
+    started = time.monotonic()
+    _, execution = _run(source, language, tests=tests, time_limit_s=0.5)
+    assert _verdicts(execution) == ["time_limit"]
+    assert time.monotonic() - started >= 1.0  # two runs of 0.5 s

@@ -24,7 +24,7 @@ import harness.languages.launch as launch
 import harness.languages.sandboxed as sandboxed
 from harness.languages import get_language
 from harness.languages.base import Build, Language
-from harness.stdio.outcome import OUTPUT_LIMIT_BYTES, TestRun
+from harness.stdio.outcome import OUTPUT_LIMIT_BYTES, TestRun, starved
 
 STDERR_TAIL = 2000
 # Memory a runtime needs beyond the problem's limit: the JVM reserves its code cache and class
@@ -140,6 +140,8 @@ def run_tests(
     slack = RUNTIME_SLACK_MB.get(prepared.build.base.name, 0)
     for text in inputs:
         run = run_one(prepared, text, time_limit_s, memory_mb + slack)
+        if starved(run, time_limit_s):  # once more: the machine may have been busy
+            run = run_one(prepared, text, time_limit_s, memory_mb + slack)
         yield run
         if not keep_going(run):
             return

@@ -45,6 +45,14 @@ class TestRun:
     resources: Mapping[str, float | int] = field(default_factory=dict)
 
 
+def starved(run: TestRun, time_limit_s: float) -> bool:
+    """A time-out in which the program got less than half its time on a CPU: the machine was
+    busy (or the program slept). Such a test is run once more before it counts as a time
+    limit, so a loaded machine does not fail a fast program."""
+    cpu = float(run.resources.get("cpu_user_s", 0)) + float(run.resources.get("cpu_system_s", 0))
+    return run.end == "timeout" and cpu < time_limit_s / 2
+
+
 def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
