@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import subprocess
 import types
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.languages import NAMES, get_language
@@ -196,3 +198,67 @@ def test_trainers_refuse_multiple_e_as_training_prompts() -> None:
     )
     with pytest.raises(ConfigError, match="may not be used as training prompts"):
         train_problems(dataset, "smollm2-135m", 0)
+
+
+def js_literal(value: object) -> str:
+    if value is None:
+        return "null"
+    if value == "undefined!":
+        return "undefined"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(js_literal(v) for v in value) + "]"
+    assert isinstance(value, dict)
+    return "{" + ", ".join(f"{json.dumps(k)}: {js_literal(v)}" for k, v in value.items()) + "}"
+
+
+_JS_SCALARS = (
+    st.none()
+    | st.just("undefined!")
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([0.5, -0.0, 1.0, 1e21])
+    | st.sampled_from(["", " ", "1", "0", "1.0", "0x1", "true", "a", " 2 ", "Infinity", "1e3"])
+)
+_JS_VALUES = st.recursive(
+    _JS_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("ab"), inner, max_size=2)
+    ),
+    max_leaves=6,
+)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@settings(max_examples=4, deadline=None)
+@given(st.lists(st.tuples(_JS_VALUES, _JS_VALUES), min_size=40, max_size=40))
+def test_js_deep_equal_agrees_with_node(pairs: list) -> None:
+    """Node's own assert.deepEqual on the same literals decides what js_deep_equal must say."""
+    lines = [
+        "const assert = require('node:assert');",
+        "const out = [];",
+        *(
+            f"try {{ assert.deepEqual({js_literal(a)}, {js_literal(b)}); out.push(true); }}"
+            " catch (e) { out.push(false); }"
+            for a, b in pairs
+        ),
+        "console.log(JSON.stringify(out));",
+    ]
+    done = subprocess.run(
+        ["node", "-e", "\n".join(lines)], capture_output=True, text=True, timeout=60, check=True
+    )
+    expected = json.loads(done.stdout)
+    ours = [
+        js_deep_equal(parse_literal(js_literal(a), "js"), parse_literal(js_literal(b), "js"))
+        for a, b in pairs
+    ]
+    assert ours == expected, [
+        (js_literal(a), js_literal(b), x)
+        for (a, b), x, y in zip(pairs, expected, ours, strict=True)
+        if x != y
+    ]
