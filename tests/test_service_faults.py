@@ -210,3 +210,33 @@ def test_the_command_refuses_to_listen_off_loopback_without_a_token() -> None:
         timeout=60,
     )
     assert result.returncode != 0 and "token" in result.stderr
+
+
+class HalfBrokenEngine(RewardEngine):
+    """The real engine whose sandbox could not start for HumanEval/2's samples (their rows
+    become the infrastructure errors such a sandbox gives: status error, reward None)."""
+
+    def score(self, items):  # type: ignore[no-untyped-def]
+        rows = super().score(items)
+        return [
+            {**row, "status": "error", "error_kind": "infra", "reward": None}
+            if row["task_id"] == "HumanEval/2"
+            else row
+            for row in rows
+        ]
+
+
+def test_openrlhf_gets_a_neutral_score_for_an_unjudged_sample_never_zero() -> None:
+    prompt = "<|assistant|>"
+    body = {
+        "query": [
+            prompt + c for c in (RIGHT["completion"], WRONG["completion"], OTHER["completion"])
+        ],
+        "prompts": [prompt] * 3,
+        "labels": ["HumanEval/53", "HumanEval/53", "HumanEval/2"],
+    }
+    with serve_in_thread(ServeSettings(workers=0), HalfBrokenEngine(workers=0)) as (url, _):
+        answer = httpx.post(f"{url}/get_reward", json=body, timeout=60).json()
+    assert answer["rewards"] == [1.0, 0.0, 0.5]  # the mean of the judged samples
+    assert answer["extra_logs"]["unscored"] == [0.0, 0.0, 1.0]
+    assert answer["rows"][2]["reward"] is None

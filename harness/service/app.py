@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from harness.rewardapi.verl import neutral_scores
 from harness.service.batcher import (
     Batcher,
     BoundedQueue,
@@ -135,12 +136,20 @@ async def get_reward(state: ServiceState, request: Request) -> Response:
 
 
 def openrlhf_body(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """OpenRLHF reads ``rewards`` (and, since 0.6, ``scores`` and ``extra_logs``). An
-    infrastructure error's reward is null, never 0."""
-    rewards = [row.get("reward") for row in rows]
-    judged = [r for r in rewards if r is not None]
-    extra = {"pass_rate": [1.0 if row.get("passed") else 0.0 for row in rows]}
-    extra["infra_errors"] = [float(len(rewards) - len(judged))]
+    """What OpenRLHF reads: ``rewards`` (and, in recent versions, ``scores`` and
+    ``extra_logs``). Its reward tensor has no "missing" value, so a sample the harness could
+    not judge gets the neutral score verl's adapter gives (the mean of its problem's judged
+    samples in the request, else of the request), never 0, and ``unscored`` 1 in the logs;
+    its row keeps ``reward: null``."""
+    fills = neutral_scores(rows)
+    rewards = [
+        fill if row["reward"] is None else row["reward"]
+        for row, fill in zip(rows, fills, strict=True)
+    ]
+    extra = {
+        "pass_rate": [1.0 if row.get("passed") else 0.0 for row in rows],
+        "unscored": [1.0 if row["reward"] is None else 0.0 for row in rows],
+    }
     return {"rewards": rewards, "scores": rewards, "extra_logs": extra, "rows": rows}
 
 

@@ -132,10 +132,10 @@ def input_error_field(exc: BaseException) -> str | None:
 
 def error_row(item: Mapping[str, Any], reason: str) -> dict[str, Any]:
     """The row of an item the engine could not score: an infrastructure error, reward None."""
-    problem = item.get("problem")
-    task_id = item.get("task_id") or (problem or {}).get("task_id") or "inline"
+    inline = item.get("problem") is not None
     return {
-        "task_id": task_id,
+        "suite": "inline" if inline else str(item.get("suite") or "humaneval"),
+        "task_id": "inline" if inline else str(item.get("task_id")),
         "status": "error",
         "passed": False,
         "error_kind": "infra",
