@@ -180,8 +180,13 @@ def split_files(mirror: Path, splits: Iterable[str]) -> dict[str, Path]:
     return found
 
 
-def hub_rows(hub_name: str, suite: str, mirror_hint: str, **kwargs: Any) -> dict[str, list[Row]]:
-    """Every split of a hub data set as rows; an error says where a mirror would go."""
+def hub_rows(
+    hub_name: str, suite: str, mirror_hint: str, builder: str | None = None, **kwargs: Any
+) -> dict[str, list[Row]]:
+    """Every split of a hub data set as rows; an error says where a mirror would go.
+
+    ``builder`` (``"parquet"``, with ``data_files`` in ``kwargs``) reads a repository's data
+    files directly: ``datasets`` refuses a repository that still ships a loading script."""
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - datasets is a train dependency
@@ -189,7 +194,7 @@ def hub_rows(hub_name: str, suite: str, mirror_hint: str, **kwargs: Any) -> dict
             f"{suite}: no mirror ({mirror_hint}) and `datasets` is not installed"
         ) from exc
     try:
-        loaded = datasets.load_dataset(hub_name, **kwargs)
+        loaded = datasets.load_dataset(builder or hub_name, **kwargs)
     except Exception as exc:  # the hub raises many kinds; all mean "not available here"
         raise SuiteError(
             f"{suite}: no local mirror ({mirror_hint}) and the hub data set {hub_name} "

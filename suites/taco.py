@@ -113,7 +113,10 @@ def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
             raise SuiteError(f"{SUITE}: {mirror} holds neither train.jsonl nor test.jsonl")
         return {split: read_jsonl_rows(path) for split, path in files.items()}
     hint = f"a folder {MIRROR}/ with train.jsonl/test.jsonl in $CODEEVAL_DATA_DIR"
-    return hub_rows(HUB_NAME, SUITE, hint)
+    # BAAI/TACO still ships its loading script (TACO.py), which datasets no longer runs; its
+    # "ALL" configuration's parquet files hold the same rows.
+    files = {split: f"hf://datasets/{HUB_NAME}/ALL/{split}-*" for split in SPLITS}
+    return hub_rows(HUB_NAME, SUITE, hint, builder="parquet", data_files=files)
 
 
 def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, list[Problem]]:
