@@ -146,13 +146,19 @@ def test_the_checker_on_disk_stays_out_of_reach(tmp_path: Path) -> None:
     judge = f"import sys\nsys.exit(0 if open(sys.argv[2]).read().split() == [{secret!r}] else 1)"
     tests = [StdioTest(f"QUERY{secrets.token_hex(8)}\n", "unused\n")]
     problem = stdio_problem(
-        "attack", "attack/judge", "x", tests, checker=Checker("special", judge_source=judge)
+        "attack",
+        "attack/judge",
+        "x",
+        tests,
+        checker=Checker("special", judge_source=judge),
+        time_limit_s=20,
     )
     thief = DISK_THIEF.replace("ROOTS", repr([str(tmp_path)])).replace(
         "data[at:]", "data"
     )  # any secret in a file that names the input: the judge's source is beside it
     rows = _rows(problem, {"judge": thief}, tmp_path / "out")
     _assert_all_failed(rows)
+    assert "special judge: wrong answer" in rows[0]["cases"][0]["message"]  # ran, was judged
 
 
 def test_the_parent_and_other_processes_hold_nothing_to_steal(tmp_path: Path) -> None:
