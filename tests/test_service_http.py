@@ -74,6 +74,7 @@ def test_concurrent_clients_each_get_their_own_rows(served) -> None:
     [
         (b'{"items": [{"completion": "x", ', 400, "body"),
         (b"\xff\xfe", 400, "body"),
+        (b"[" * 100_000, 400, "body"),
         ([1, 2], 422, "body"),
         ({"item": []}, 422, "items"),
         ({"items": {"completion": "x"}}, 422, "items"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import logging
 import math
 import sys
 import time
@@ -42,6 +43,8 @@ from harness.service.batcher import (
 )
 from harness.service.metrics import Metrics, prometheus_text
 from harness.service.payloads import BadInput, Limits, decode_json, openrlhf_items, score_request
+
+log = logging.getLogger(__name__)
 
 # Checks items the way the engine will (task ids, inline problems) before they are queued.
 Validator = Callable[[Sequence[Mapping[str, Any]]], None]
@@ -185,10 +188,12 @@ async def answer(state: ServiceState, request: Request, items_of: Callable[[Any]
     except ClientDisconnect:
         state.metrics.count("disconnected")
         return Reply(499, {"error": "disconnected"})
-    except ValueError as exc:
+    except Exception as exc:  # noqa: BLE001 - the engine's checks: a bad item, or a fault
         found = input_error_field(exc)
         if found is None:
-            raise
+            log.exception("checking a request failed", exc_info=exc)
+            message = f"checking the request failed: {type(exc).__name__}: {exc}"
+            return Reply(500, {"error": "internal", "message": message[:500]})
         message = getattr(exc, "message", str(exc))
         return Reply(422, {"error": "bad_input", "field": found, "message": message})
     deadline_s = deadline_s if deadline_s is not None else state.default_deadline_s

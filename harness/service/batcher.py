@@ -176,7 +176,12 @@ class Batcher:
         while True:
             batch = self.queue.take(self.max_batch_samples, wait_s=0.2)
             if batch:
-                self.run_batch(batch)
+                try:
+                    self.run_batch(batch)
+                except Exception as exc:  # noqa: BLE001 - the thread must outlive any batch
+                    log.exception("a batch failed outside the engine", exc_info=exc)
+                    for pending in batch:
+                        pending.deliver(self._failure_reply(pending, exc))
             elif self._stop.is_set():
                 return
 

@@ -52,6 +52,8 @@ def decode_json(raw: bytes) -> Any:
         raise BadInput(
             400, "body", f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise BadInput(400, "body", "JSON nested too deeply") from None
 
 
 def _mapping(value: Any, field: str) -> dict[str, Any]:
