@@ -268,3 +268,27 @@ def test_a_starved_time_out_is_run_once_more_before_it_counts(language: str) -> 
     _, execution = _run(source, language, tests=tests, time_limit_s=0.5)
     assert _verdicts(execution) == ["time_limit"]
     assert time.monotonic() - started >= 1.0  # two runs of 0.5 s
+
+
+USUAL_WAYS = {
+    "java": (
+        "import java.util.*;\nclass Solution {\n  static class Pair { long a, b; }\n"
+        "  public static void main(String[] x) { Scanner s = new Scanner(System.in);\n"
+        "    Pair p = new Pair(); p.a = s.nextLong(); p.b = s.nextLong();\n"
+        "    System.out.println(p.a + p.b); } }\n"
+    ),
+    "js": (
+        "const rl = require('readline').createInterface({ input: process.stdin });\n"
+        "rl.on('line', (l) => { const [a, b] = l.split(' ').map(Number); console.log(a + b); });\n"
+    ),
+    "python": "import sys\nfor line in sys.stdin:\n    print(sum(map(int, line.split())))\nexit()\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(USUAL_WAYS))
+def test_programs_written_the_usual_ways_pass(language: str) -> None:
+    """A Java main class that is not public (with a nested class), node's readline, Python's
+    line loop and site's exit()."""
+    _needs(language)
+    _, execution = _run(USUAL_WAYS[language], language)
+    assert _verdicts(execution) == ["passed"] * 5

@@ -31,6 +31,7 @@ STDERR_TAIL = 2000
 # space up front (its heap is capped at the problem's limit with -Xmx); node's heap likewise.
 RUNTIME_SLACK_MB = {"cpp": 0, "rs": 0, "java": 768, "js": 512}
 _JAVA_CLASS = re.compile(r"\bpublic\s+(?:final\s+)?class\s+([A-Za-z_]\w*)")
+_ANY_CLASS = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
 
 
 class StdioBuild(Language):
@@ -43,8 +44,7 @@ class StdioBuild(Language):
         self.compile_timeout_s = base.compile_timeout_s
         self.startup_s = base.startup_s
         self.memory_mb = memory_mb
-        found = _JAVA_CLASS.search(source) if base.name == "java" else None
-        self.main_class = found.group(1) if found else "Main"
+        self.main_class = java_main_class(source) if base.name == "java" else "Main"
 
     def version(self) -> str:
         return self.base.version()
@@ -88,6 +88,21 @@ class StdioBuild(Language):
             keep_paths=base.keep_paths,
             max_processes=base.max_processes,
         )
+
+
+def java_main_class(source: str) -> str:
+    """The class to run: the public one (javac wants it in its own file), else the top-level
+    class that holds ``static void main``, else ``Main``."""
+    public = _JAVA_CLASS.search(source)
+    if public:
+        return public.group(1)
+    main_at = source.find("static void main")
+    top_level = [
+        found.group(1)
+        for found in _ANY_CLASS.finditer(source, 0, max(main_at, 0))
+        if source.count("{", 0, found.start()) == source.count("}", 0, found.start())
+    ]
+    return top_level[-1] if top_level else "Main"
 
 
 @dataclass
