@@ -4,7 +4,12 @@ real GRPOTrainer step on a tiny model (slow)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import pickle
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +23,7 @@ from trl.trainer.utils import (  # noqa: E402
     start_event_loop_in_daemon,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
 ADD_TESTS = "assert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 4\n"
 ADD_REFERENCE = "def add(a, b):\n    return a + b\n"
 SLEEPY = "import time\ndef add(a, b):\n    time.sleep(0.4)\n    return a + b\n"
@@ -143,6 +149,38 @@ def test_a_batch_past_its_deadline_is_masked_not_waited_for(engine: RewardEngine
     )
     assert rewards == [None] and reward.timed_out == 1
     assert elapsed < 1.5
+
+
+CHILD = """
+import asyncio, pickle, sys
+reward = pickle.loads(sys.stdin.buffer.read())
+rewards = asyncio.run(reward(prompts=[""], completions=[sys.argv[1]], tests=[sys.argv[2]],
+                             entry_point=["add"]))
+print(rewards)
+"""
+
+
+def test_the_adapters_survive_the_spawned_process_of_trls_async_trainer() -> None:
+    """TRL's AsyncGRPOTrainer pickles reward_funcs into a spawned child (it checks with
+    pickle.dumps first); the copy scores there, in a fresh interpreter, with its own engine."""
+    reward = AsyncTRLReward(RewardEngine(reward="binary", workers=0), timeout_s=60, name="r")
+    copy = pickle.loads(pickle.dumps(reward))
+    assert (copy.engine.reward, copy.engine.workers, copy.timeout_s, copy.__name__) == (
+        "binary",
+        0,
+        60,
+        "r",
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, ADD_REFERENCE, ADD_TESTS],
+        input=pickle.dumps(reward),
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert child.returncode == 0, child.stderr.decode()[-2000:]
+    assert child.stdout.decode().strip().splitlines()[-1] == "[1.0]"
 
 
 @pytest.mark.slow

@@ -53,8 +53,22 @@ class RewardEngine:
         self.reward = reward or DEFAULT_REWARD
         self.workers = workers
         self.executor = executor
+        self.data_dir = data_dir
         self.problems = ProblemResolver(data_dir)
         self._closed = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Only the settings: a trainer that spawns its reward process (TRL's async GRPO)
+        pickles the reward function, and the copy starts its own caches and workers."""
+        return {
+            "reward": self.reward,
+            "workers": self.workers,
+            "data_dir": self.data_dir,
+            "executor": self.executor,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
 
     def score(self, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """One row per item, in order. An item is ``{"completion", "task_id", "suite"
