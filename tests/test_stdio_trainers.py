@@ -1,4 +1,4 @@
-"""The stdio trainer configs: what they load (fast), and one real CPU step of each (slow)."""
+"""The stdio trainer configs: what they load (fast), and one real CPU step of MAGRPO (slow)."""
 
 from __future__ import annotations
 
@@ -42,14 +42,17 @@ def test_configs_train_on_stdio_problems_with_every_test(algorithm: str, shared_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("algorithm", sorted(CONFIGS))
-def test_one_cpu_step_on_stdio_problems(algorithm: str, tmp_path: Path, shared_data: Path) -> None:
-    tokens = "grpo.max_new_tokens=24" if algorithm == "grpo" else "magrpo.max_new_tokens=24"
+def test_one_magrpo_cpu_step_on_stdio_problems(tmp_path: Path, shared_data: Path) -> None:
+    """The MAGRPO config trains one step (~3 min on 2 busy cores; GRPO's config runs the same
+    way, `python -m trainers.grpo --config configs/grpo_stdio_cpu.yaml`, and shares its problem
+    loading, prompt and reward with the fast test above)."""
     done = subprocess.run(
-        [sys.executable, "-m", f"trainers.{algorithm}", "--config", str(CONFIGS[algorithm]),
-         "--override", f"output.dir={tmp_path}", f"dataset.data_dir={shared_data}", tokens],
+        [sys.executable, "-m", "trainers.magrpo", "--config", str(CONFIGS["magrpo"]),
+         "--override", f"output.dir={tmp_path}", f"dataset.data_dir={shared_data}",
+         "magrpo.max_new_tokens=24"],
         capture_output=True, text=True, cwd=ROOT, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = [r for r in read_metrics(tmp_path) if "loss" in r or "step" in r]
-    assert rows and all(math.isfinite(r["loss"]) for r in rows if "loss" in r)
+    (row,) = [r for r in read_metrics(tmp_path) if "loss" in r]
+    assert row["step"] == 1 and math.isfinite(row["loss"])
+    assert set(row["turn_1"]["reward_parts"]) == {"compiles", "runs", "public", "hidden"}

@@ -152,7 +152,7 @@ def stdio_problem(
             case_id=case_id,
             source=_describe(test, case_id),
             mode="compare",
-            check=f"assert v[0] == 'passed', v[1]  # judged in the trusted process ({spec.checker.kind})",
+            check=f'assert v[0] == "passed", v[1]  # judged in the trusted process ({spec.checker.kind})',
             timeout_s=spec.time_limit_s,
         )
         for case_id, test in zip(ids, stdin_tests, strict=True)
