@@ -150,3 +150,26 @@ def test_a_bad_ground_truth_is_named(ground_truth, message: str) -> None:
     with pytest.raises(RewardInputError, match=message) as error:
         compute_score_batch(["humaneval"], ["x"], [ground_truth], [{}], **REWARD_KWARGS)
     assert error.value.field == "samples[0].ground_truth"
+
+
+def test_the_reward_loops_concurrent_one_sample_calls() -> None:
+    """verl's reward loop (verl/experimental/reward_loop) runs the one-sample form in executor
+    threads, many at once, with plain dicts and lists; each call gets its own sample's score."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = parquet_rows()[:3] * 2
+    responses = RESPONSES[:3] * 2
+
+    def one(i: int) -> dict:
+        extra_info = {**rows[i]["extra_info"], "num_turns": None, "rollout_reward_scores": {}}
+        return compute_score(
+            data_source=rows[i]["data_source"],
+            solution_str=responses[i],
+            ground_truth=rows[i]["reward_model"]["ground_truth"],
+            extra_info=extra_info,
+            **REWARD_KWARGS,
+        )
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        scores = list(pool.map(one, range(len(rows))))
+    assert [s["score"] for s in scores] == [1.0, 0.0, 1.0] * 2
