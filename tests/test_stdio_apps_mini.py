@@ -103,11 +103,33 @@ ROW_CASES = {
         ("public_1", "failed", "compile error: main.cpp:1: error"),
         ("hidden_1", "failed", "compile error: main.cpp:1: error"),
     ],
+    "wrong-value": [  # a call-based problem's returned value
+        ("public_1", "failed", "assert 10 == 1"),
+        ("hidden_1", "failed", "candidate raised ValueError: x"),
+    ],
 }
 EXPECTED = {  # preset: {row: reward}
-    "stdio_fraction": {"all": 1.0, "public-only": 0.5, "crashes": 0.0, "no-compile": 0.0},
-    "stdio_all_pass": {"all": 1.0, "public-only": 0.0, "crashes": 0.0, "no-compile": 0.0},
-    "stdio_levels": {"all": 1.0, "public-only": 0.75, "crashes": 0.25, "no-compile": 0.0},
+    "stdio_fraction": {
+        "all": 1.0,
+        "public-only": 0.5,
+        "crashes": 0.0,
+        "no-compile": 0.0,
+        "wrong-value": 0.0,
+    },
+    "stdio_all_pass": {
+        "all": 1.0,
+        "public-only": 0.0,
+        "crashes": 0.0,
+        "no-compile": 0.0,
+        "wrong-value": 0.0,
+    },
+    "stdio_levels": {
+        "all": 1.0,
+        "public-only": 0.75,
+        "crashes": 0.25,
+        "no-compile": 0.0,
+        "wrong-value": 0.5,
+    },
 }
 
 

@@ -23,7 +23,11 @@ from typing import Any
 from harness.records import Problem
 
 _COMPILE_FAILURES = ("compile error", "compilation timed out", "the compiler was killed")
-_ANSWERED = ("wrong_answer", "presentation_error")
+# A failed test whose message names one of these did not end with an answer.
+_NO_ANSWER = (
+    "runtime_error", "time_limit", "memory_limit", "output_limit", "not run",
+    "candidate raised", "timed out", "killed", "exited", *_COMPILE_FAILURES,
+)  # fmt: skip
 
 
 def fraction(
@@ -69,8 +73,9 @@ def _compile_failure(case: Mapping[str, Any]) -> bool:
 
 
 def _answered(case: Mapping[str, Any]) -> bool:
-    """The program ran to an answer on this test: passed, or printed a wrong one."""
+    """The program ran to an answer on this test: passed, or printed (a call-based program:
+    returned) a wrong one, rather than crashing, timing out or not running."""
     if case.get("status") == "passed":
         return True
     message = str(case.get("message", ""))
-    return case.get("status") == "failed" and any(v in message for v in _ANSWERED)
+    return case.get("status") == "failed" and not any(m in message for m in _NO_ANSWER)
