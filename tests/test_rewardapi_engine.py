@@ -7,6 +7,7 @@ pool), and the identity test compares their rows apart from measured timings.
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -171,6 +172,16 @@ def test_a_problem_the_harness_cannot_judge_gets_no_reward_not_zero(engine: Rewa
     )
     assert (rows[0]["status"], rows[0]["error_kind"], rows[0]["reward"]) == ("error", "data", None)
     assert rows[1]["reward"] == 1.0
+
+
+def test_inline_problems_can_be_turned_off() -> None:
+    engine = RewardEngine(workers=0, allow_inline=False)
+    with pytest.raises(RewardInputError, match="trusted code") as error:
+        engine.score(
+            [{"completion": "x", "task_id": "HumanEval/0"}, {"completion": "x", "problem": ADD}]
+        )
+    assert error.value.field == "items[1].problem"
+    assert pickle.loads(pickle.dumps(engine)).problems.allow_inline is False
 
 
 def test_the_masking_rule() -> None:

@@ -37,6 +37,9 @@ class RewardEngine:
     reward YAML path; None means ``binary``. ``workers``: warm judging processes (0 judges in
     this process). ``data_dir``: the suites' data folder (default ``$CODEEVAL_DATA_DIR``).
     ``executor``: ``local`` or ``ray`` (as :func:`harness.evaluate.evaluate`).
+    ``allow_inline``: accept inline problems. Their tests are trusted code (they run in this
+    process, as a suite's tests do; only completions are sandboxed): turn them off where the
+    callers are not trusted with that.
     Thread-safe: concurrent calls take turns on the pool.
     """
 
@@ -47,6 +50,7 @@ class RewardEngine:
         workers: int = 2,
         data_dir: Path | None = None,
         executor: str = "local",
+        allow_inline: bool = True,
     ) -> None:
         if workers < 0:
             raise ValueError(f"workers must be 0 or more, got {workers}")
@@ -54,7 +58,7 @@ class RewardEngine:
         self.workers = workers
         self.executor = executor
         self.data_dir = data_dir
-        self.problems = ProblemResolver(data_dir)
+        self.problems = ProblemResolver(data_dir, allow_inline=allow_inline)
         self._closed = False
 
     def __getstate__(self) -> dict[str, Any]:
@@ -65,6 +69,7 @@ class RewardEngine:
             "workers": self.workers,
             "data_dir": self.data_dir,
             "executor": self.executor,
+            "allow_inline": self.problems.allow_inline,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -17,7 +17,8 @@ class ProblemResolver:
     """The problem of each item. Suites are loaded once (every split: a task id names one
     problem whatever its split) and indexed by task id."""
 
-    def __init__(self, data_dir: Path | None = None):
+    def __init__(self, data_dir: Path | None = None, *, allow_inline: bool = True):
+        self.allow_inline = allow_inline
         self.data_dir = default_data_dir(data_dir)  # else $CODEEVAL_DATA_DIR
         self.inline = InlineCache()
         self._suites: dict[str, dict[str, Problem]] = {}
@@ -29,6 +30,12 @@ class ProblemResolver:
 
     def problem(self, item: Item, where: str) -> Problem:
         if item.inline is not None:
+            if not self.allow_inline:
+                raise RewardInputError(
+                    f"{where}.problem",
+                    "inline problems are turned off here (their tests run as trusted code): "
+                    "name a registered suite's task_id",
+                )
             return self.inline.get(item.inline, f"{where}.problem")
         tasks = self.suite(item.suite, f"{where}.suite")
         problem = tasks.get(str(item.task_id))
