@@ -76,25 +76,34 @@ def test_a_worker_killed_mid_batch_costs_no_verdict() -> None:
 class FailingEngine(RewardEngine):
     """The real engine whose sandbox host breaks on every batch that names HumanEval/2."""
 
+    sizes: list[int] = []  # the batches it was given
+
     def score(self, items):  # type: ignore[no-untyped-def]
+        self.sizes.append(len(items))
         if any(item.get("task_id") == "HumanEval/2" for item in items):
             raise OSError("the sandbox could not start: no space left on device")
         return super().score(items)
 
 
-def test_an_engine_failure_gives_error_rows_never_zero() -> None:
+def test_an_engine_failure_gives_error_rows_never_zero_to_its_request_alone() -> None:
     engine = FailingEngine(workers=0)
     settings = ServeSettings(workers=0)
     with serve_in_thread(settings, engine, None) as (url, state):
-        with RewardClient(url) as client:
-            broken = client.score([RIGHT, OTHER])
-            fine = client.score([RIGHT, WRONG])
+        with RewardClient(url) as client, ThreadPoolExecutor(8) as pool:
+            busy = pool.submit(client.score, [SLOW])  # the next requests merge behind it
+            time.sleep(0.3)
+            broken = pool.submit(client.score, [RIGHT, OTHER])
+            fine = [pool.submit(client.score, [RIGHT, WRONG]) for _ in range(4)]
+            busy.result(timeout=60)
+            broken_rows = broken.result(timeout=60)
+            fine_rows = [f.result(timeout=60) for f in fine]
         metrics = state.metrics.snapshot(state.queue.depth())
-    assert [r["status"] for r in broken] == ["error", "error"]
-    assert [r["reward"] for r in broken] == [None, None]
-    assert "no space left" in broken[0]["error"]
-    assert [r["reward"] for r in fine] == [1.0, 0.0]
+    assert [r["status"] for r in broken_rows] == ["error", "error"]
+    assert [r["reward"] for r in broken_rows] == [None, None]
+    assert "no space left" in broken_rows[0]["error"]
+    assert all([r["reward"] for r in rows] == [1.0, 0.0] for rows in fine_rows)
     assert metrics["infra_error_rows"] == 2
+    assert max(engine.sizes) > 2  # the requests did share a batch before it was split
 
 
 @pytest.mark.slow

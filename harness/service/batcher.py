@@ -6,9 +6,10 @@ answers 429 at once, so a burst costs a retry, never unbounded memory. One :clas
 thread takes every waiting request (up to ``max_batch_samples``), scores their items in one
 engine call, so many clients share the warm workers, and hands each request its own rows.
 
-Faults stay inside the request that caused them: a bad item (the engine's input error) sends
-the batch's requests through the engine one by one, so only the bad request gets its 4xx; an
-engine failure gives every item of the batch an ``error`` row (reward None, never 0).
+Faults stay inside the request that caused them: when the engine refuses or fails a merged
+batch, its requests go through the engine one by one, so only the request with a bad item gets
+its 4xx, and only a request the engine still fails on gets ``error`` rows (reward None, never
+0).
 """
 
 from __future__ import annotations
@@ -196,22 +197,29 @@ class Batcher:
                 live.append(pending)
         if not live:
             return
+        if len(live) == 1:
+            self._answer_alone(live[0])
+            return
         items = [item for pending in live for item in pending.items]
         try:
             rows = self._score(items)
-        except Exception as exc:  # noqa: BLE001 - a bad item or a failing engine
-            if input_error_field(exc) is not None and len(live) > 1:
-                for pending in live:  # only the request with the bad item gets the 4xx
-                    self.run_batch([pending])
-                return
+        except Exception:  # noqa: BLE001 - only the request that caused it gets its 4xx or errors
             for pending in live:
-                pending.deliver(self._failure_reply(pending, exc))
+                self._answer_alone(pending)
             return
         start = 0
         for pending in live:
             end = start + len(pending.items)
             pending.deliver(Reply(200, {"rows": numbered(rows[start:end])}))
             start = end
+
+    def _answer_alone(self, pending: Pending) -> None:
+        try:
+            rows = self._score(pending.items)
+        except Exception as exc:  # noqa: BLE001 - a bad item (4xx) or a failing engine (errors)
+            pending.deliver(self._failure_reply(pending, exc))
+            return
+        pending.deliver(Reply(200, {"rows": numbered(rows)}))
 
     def _score(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows = self.engine.score(items)

@@ -47,6 +47,7 @@ class ServeSettings:
     max_batch_samples: int = 256
     default_deadline_s: float | None = None
     drain_s: float = 120.0
+    max_connections: int = 1000  # past this uvicorn answers 503: no file descriptors run out
     limits: Limits = field(default_factory=Limits)
     log_level: str = "warning"
 
@@ -118,7 +119,7 @@ def make_server(state: ServiceState, settings: ServeSettings) -> Any:
         port=settings.port,
         log_level=settings.log_level,
         timeout_graceful_shutdown=settings.drain_s,
-        limit_concurrency=None,
+        limit_concurrency=settings.max_connections,
         access_log=False,
     )
     return uvicorn.Server(config)
@@ -183,6 +184,7 @@ def add_serve_parser(sub: Any) -> None:
     p.add_argument("--max-body-mb", type=float, default=8.0)
     p.add_argument("--deadline-s", type=float, default=None, help="default per-request deadline")
     p.add_argument("--drain-s", type=float, default=120.0, help="longest drain on SIGTERM")
+    p.add_argument("--max-connections", type=int, default=1000, help="past this: 503")
     p.add_argument("--log-level", default="warning")
 
 
@@ -200,6 +202,7 @@ def run_serve(args: argparse.Namespace) -> int:
         max_batch_samples=args.max_batch_samples,
         default_deadline_s=args.deadline_s,
         drain_s=args.drain_s,
+        max_connections=args.max_connections,
         limits=Limits(max_body_bytes=int(args.max_body_mb * 1024 * 1024)),
         log_level=args.log_level,
     )
