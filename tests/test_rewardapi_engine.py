@@ -19,6 +19,8 @@ from harness.rewardapi import RewardEngine, RewardInputError
 from harness.rewardapi.engine import separate_runs, with_reward
 from harness.rewardapi.inline import content_hash
 from harness.rewardapi.items import InlineSpec, check_items
+from harness.rewardapi.trl import TRLReward
+from harness.rewardapi.verl import compute_score_batch
 from harness.sandbox.api import RESOURCE_KEYS
 from suites import load_suite, register_suite
 
@@ -80,13 +82,29 @@ def _problem(suite: str, task_id: str):
     return next(p for p in load_suite(suite) if p.task_id == task_id)
 
 
+def trl_columns(items: list[dict]) -> dict[str, list]:
+    """The items as a TRL dataset's columns (None where a row has no such value)."""
+    columns: dict[str, list] = {name: [] for name in ("task_id", "suite", "problem_prompt")}
+    columns.update({name: [] for name in ("tests", "entry_point", "reference", "language")})
+    for item in items:
+        problem = item.get("problem") or {}
+        columns["task_id"].append(item.get("task_id"))
+        columns["suite"].append(item.get("suite"))
+        columns["problem_prompt"].append(problem.get("prompt"))
+        for name in ("tests", "entry_point", "reference", "language"):
+            columns[name].append(problem.get(name))
+    return columns
+
+
+LOOPS = {"completion": "    while True:\n        pass\n", "task_id": "HumanEval/0"}  # a timeout
+
+
 def identity_items() -> list[dict]:
     mbpp = _problem("mbpp-sanitized", "Mbpp/11")
     return [
         {"completion": "    return x + y\n", "task_id": "HumanEval/53"},
         {"completion": "    return x - y\n", "task_id": "HumanEval/53"},
         {"completion": "    return x +\n", "task_id": "HumanEval/53"},
-        {"completion": "    while True:\n        pass\n", "task_id": "HumanEval/0"},
         {"completion": mbpp.reference, "task_id": "Mbpp/11", "suite": "mbpp-sanitized"},
         {
             "completion": "def remove_Occ(s, ch):\n    return s\n",
@@ -102,10 +120,24 @@ def identity_items() -> list[dict]:
 
 @pytest.mark.parametrize("preset", ["binary", pytest.param("weighted", marks=pytest.mark.slow)])
 def test_rows_are_evaluates_rows_across_suites_languages_and_presets(preset: str) -> None:
+    """The engine, the TRL adapter and verl's batched form against evaluate() on the same samples."""
     items = identity_items()
+    if preset == "weighted":  # the slow tier adds a timeout (seconds on every path)
+        items.insert(3, LOOPS)
+    completions = [i["completion"] for i in items]
     with RewardEngine(reward=preset, workers=2) as engine:
         rows = engine.score(items)
         problems = engine.problems.resolve(check_items(items))
+        trl = TRLReward(engine)
+        trl_rewards = trl([""] * len(items), completions, **trl_columns(items))
+    verl_scores = compute_score_batch(
+        data_sources=[i.get("suite", "humaneval") if "task_id" in i else "inline" for i in items],
+        solution_strs=completions,
+        ground_truths=[i.get("task_id") or i["problem"] for i in items],
+        extra_infos=[{} for _ in items],
+        reward=preset,
+        workers=2,
+    )
     samples = [
         Sample(p.task_id, i["completion"], str(n))
         for n, (i, p) in enumerate(zip(items, problems, strict=True))
@@ -113,11 +145,10 @@ def test_rows_are_evaluates_rows_across_suites_languages_and_presets(preset: str
     expected = evaluate(
         list({p.task_id: p for p in problems}.values()), samples, reward=preset, workers=2
     )
-    assert [r["status"] for r in rows] == [
+    assert [r["status"] for r in rows if r["task_id"] != "HumanEval/0"] == [
         "passed",
         "failed",
         "failed",
-        "timeout",
         "passed",
         "failed",
         "passed",
@@ -126,6 +157,15 @@ def test_rows_are_evaluates_rows_across_suites_languages_and_presets(preset: str
         "passed",
     ]
     assert [comparable(r) for r in rows] == [comparable(r) for r in expected]
+    assert [comparable(r) for r in trl.last_rows] == [comparable(r) for r in expected]
+    assert trl_rewards == [r["reward"] for r in trl.last_rows]
+    assert [s["passed"] for s in verl_scores] == [float(r["passed"]) for r in expected]
+    efficiency_weight = 0.0 if preset == "binary" else 0.1  # a measured part of the reward
+    for score, row in zip(verl_scores, expected, strict=True):
+        assert abs(score["score"] - row["reward"]) <= efficiency_weight
+    assert [r["status"] for r in rows if r["task_id"] == "HumanEval/0"] == ["timeout"] * (
+        preset == "weighted"
+    )
     for row in rows:
         assert isinstance(row["reward"], float)
     if preset == "binary":
