@@ -288,3 +288,31 @@ def test_any_json_body_is_accepted_or_refused_with_a_field(body) -> None:
             parse(body)
         except BadInput as exc:
             assert exc.field and 400 <= exc.status < 500
+
+
+def test_the_async_client_keeps_many_requests_in_flight(served) -> None:
+    import asyncio
+
+    from harness.service.client import AsyncRewardClient
+
+    url, _ = served
+
+    async def main() -> list[list[dict]]:
+        client = AsyncRewardClient(url)
+        try:
+            return await asyncio.gather(*(client.score([RIGHT, WRONG]) for _ in range(8)))
+        finally:
+            await client.aclose()
+
+    answers = asyncio.run(main())
+    assert all([r["passed"] for r in rows] == [True, False] for rows in answers)
+
+
+def test_the_client_gives_up_on_a_server_that_is_not_there() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again: nothing listens there
+    started = time.monotonic()
+    with pytest.raises(httpx.ConnectError):
+        RewardClient(f"http://127.0.0.1:{port}", retries=2, backoff_s=0.05).score([RIGHT])
+    assert time.monotonic() - started < 5
