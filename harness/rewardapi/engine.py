@@ -138,11 +138,14 @@ def separate_runs(problems: Sequence[Problem]) -> list[list[int]]:
 def with_reward(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with its ``reward``: None where the harness could not judge the sample (status
     ``error``: infrastructure or data) or the reward is not a finite number, never 0."""
-    value = row.get("reward")
-    finite = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if row.get("status") == "error" or not finite or not math.isfinite(value):
-        value = None
-    return {**row, "reward": value}
+    value: Any = row.get("reward")
+    if row.get("status") == "error" or not is_finite_number(value):
+        return {**row, "reward": None}
+    return {**row, "reward": float(value)}
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 __all__ = ["RewardEngine", "RewardInputError"]
