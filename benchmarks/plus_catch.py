@@ -304,8 +304,16 @@ def measure(tasks: slice, per_task: int, count: int, workers: int) -> dict[str, 
     truth = evalplus_verdicts(base_passing, workers, cache_dir() / "plus_catch.json")
     evalplus_s = time.perf_counter() - started
     by_program = {_key(p): r for p, r in zip(programs, rows, strict=True)}
+    # A task whose own reference evalplus fails (in this environment) says nothing about ours.
+    unusable = sorted(
+        p["task_id"]
+        for p in base_passing
+        if p["kind"] == "reference" and truth[_key(p)] != ("pass", "pass")
+    )
     caught, missed, false_fails, plus_passing = [], [], [], 0
     for program in base_passing:
+        if program["task_id"] in unusable:
+            continue
         row = by_program[_key(program)]
         base, plus = truth[_key(program)]
         ours_fail = row["status"] != "passed"
@@ -319,6 +327,7 @@ def measure(tasks: slice, per_task: int, count: int, workers: int) -> dict[str, 
             missed.append(program)
     return {
         "programs": len(programs),
+        "unusable": unusable,
         "base_passing": len(base_passing),
         "plus_passing": plus_passing,
         "caught": caught,
@@ -348,6 +357,7 @@ def main() -> None:
     )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true", help="list every miss too")
+    parser.add_argument("--json", type=Path, default=None, help="write the counts here too")
     args = parser.parse_args()
     from harness.plus import DEFAULT_COUNT
 
@@ -361,6 +371,11 @@ def main() -> None:
         f"{result['programs']} programs ({args.per_task} mutants per task at most + references); "
         f"{result['base_passing']} pass HumanEval's checks; {result['errors']} harness errors"
     )
+    if result["unusable"]:
+        print(
+            f"left out: {', '.join(result['unusable'])} (evalplus fails the task's own reference "
+            "here, so its verdicts on the task's mutants say nothing)"
+        )
     print(f"wrong programs that pass HumanEval and fail HumanEval+: {wrong}")
     print(f"--llm-plus {count} fails {len(result['caught'])} of them: {share:.1%}")
     misses = result["checked"].count("HumanEval+ misses it")
@@ -377,6 +392,19 @@ def main() -> None:
     for program in result["missed"] if args.verbose else []:
         print(f"  missed {program['task_id']} ({program['kind']})")
     print(f"time: project {result['project_s']:.1f} s, evalplus {result['evalplus_s']:.1f} s")
+    if args.json:
+        counts = {
+            "programs": result["programs"],
+            "base_passing": result["base_passing"],
+            "wrong": wrong,
+            "caught": len(result["caught"]),
+            "plus_passing": result["plus_passing"],
+            "false_fails": len(result["false_fails"]),
+            "humaneval_plus_misses": misses,
+            "errors": result["errors"],
+            "unusable": result["unusable"],
+        }
+        args.json.write_text(json.dumps(counts, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -81,11 +81,21 @@ def check_expression(expected: Any, expected_text: str) -> str:
     return f"v[0] == {expected_text}"
 
 
-def plus_case(index: int, args_text: str, expected: Any, expected_text: str) -> CheckCase:
-    """The compare case ``plus_<index>``: ``candidate(args)`` must give ``expected``."""
+def plus_case(
+    index: int,
+    args_text: str,
+    expected: Any,
+    expected_text: str,
+    also: tuple[Any, str] | None = None,
+) -> CheckCase:
+    """The compare case ``plus_<index>``: ``candidate(args)`` must give ``expected`` (or
+    ``also``'s value: a second reference's answer where the two references differ)."""
     call = f"candidate({args_text})"
     check = check_expression(expected, expected_text)
-    if check.startswith("v[0] =="):
+    if also is not None:
+        check = f"({check}) or ({check_expression(*also)})"
+        source = f"assert {call} in ({expected_text}, {also[1]})"
+    elif check.startswith("v[0] =="):
         source = f"assert {call} == {expected_text}"
     else:
         source = f"assert {check.replace('v[0]', call)}"

@@ -47,7 +47,7 @@ from harness.plus.contracts import (
     guarded_program,
 )
 from harness.plus.domains import Domain, Hints, from_annotation, infer, with_edges
-from harness.plus.input_mutation import mutate_inputs
+from harness.plus.input_mutation import edge_inputs, mutate_inputs
 from harness.plus.mutants import mutants
 from harness.plus.runner import (
     InfrastructureError,
@@ -62,7 +62,7 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 12  # part of the cache key: bump when generation changes what it produces
+VERSION = 13  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 BUDGET_CAP_S = 1.0  # no plus input may take the reference longer than this
@@ -139,9 +139,10 @@ def _generate(
         else from_annotation(sig.annotations[i])
         for i in range(arity)
     ]
-    if terms.strip():  # the contract, run in the sandbox, says where the inputs end
-        domains = [with_edges(d) for d in domains]
     allowed = contract(problem.task_id, sig.names[:arity])
+    if terms.strip():  # EvalPlus's contract, run in the sandbox, says where the inputs end
+        domains = [with_edges(d) for d in domains]
+        allowed = _anything  # and it replaces the project's own guess (contracts.json)
     candidates = _candidates(problem.task_id, seeds, domains, allowed, seed)
     stats: dict[str, Any] = {"seeds": len(seeds), "pool": len(candidates)}
     if not candidates:
@@ -171,7 +172,7 @@ def _generate(
     chosen, killers = _choose(problem, guarded, sources, valid, sandbox, count, stats)
     chosen = _shrunk(problem, guarded, sources, chosen, killers, domains, allowed, sandbox, valid)
     final = _valid_runs(problem, checks, chosen, sandbox)
-    cases = _plus_cases(final[:count])
+    cases = _plus_cases(final[:count], checks.disputed)
     stats["kept"] = len(cases)
     return PlusResult(tuple(cases), stats, "" if cases else "no input survived")
 
@@ -186,7 +187,8 @@ def _candidates(
     """The pool: mutations of the seeds and hypothesis's draws, by their literal text, without
     the seeds themselves, repeats, inputs with no literal and inputs the contract refuses."""
     rng = random.Random(f"{task_id}|{seed}")
-    pool = mutate_inputs(seeds, domains, POOL_MUTATIONS, rng)
+    pool = edge_inputs(seeds, domains, rng)
+    pool += mutate_inputs(seeds, domains, POOL_MUTATIONS, rng)
     pool += draw(domains, POOL_HYPOTHESIS, seed)
     known = {repr(args) for args in seeds}
     candidates: dict[str, tuple[Any, ...]] = {}
@@ -198,15 +200,29 @@ def _candidates(
     return candidates
 
 
-def _plus_cases(final: list[tuple[tuple[Any, ...], Run]]) -> list[CheckCase]:
-    """A plus case per kept ``(input, reference run)`` that both have a literal text."""
+def _anything(args: tuple[Any, ...]) -> bool:
+    return True
+
+
+def _plus_cases(
+    final: list[tuple[tuple[Any, ...], Run]], disputed: dict[str, Any]
+) -> list[CheckCase]:
+    """A plus case per kept ``(input, reference run)`` that both have a literal text (that
+    accepts the second reference's answer too where the two differ)."""
     cases: list[CheckCase] = []
     for args, run in final:
         args_text = plus_cases.args_literal(args)
         expected_text = plus_cases.literal(run.value)
         if args_text is None or expected_text is None:
             continue
-        cases.append(plus_cases.plus_case(len(cases), args_text, run.value, expected_text))
+        also = None
+        if repr(args) in disputed:
+            other = disputed[repr(args)]
+            other_text = plus_cases.literal(other)
+            if other_text is None or type(other) is not type(run.value):
+                continue  # (a check of one type's answer would raise on the other's)
+            also = (other, other_text)
+        cases.append(plus_cases.plus_case(len(cases), args_text, run.value, expected_text, also))
     return cases
 
 
@@ -227,6 +243,9 @@ class _Checks:
     second: str
     callee: str
     budget: float
+    # Inputs the two references answer differently (both literally, within budget): the
+    # second answer by the input's repr. Either answer passes such a case.
+    disputed: dict[str, Any] = field(default_factory=dict)
 
 
 def _valid_runs(
@@ -268,13 +287,17 @@ def _valid_runs(
             kept.append((inputs[index], first[index]))
     if not checks.second or not kept:
         return kept
-    # Where the two references part ways, the problem does not decide the input.
+    # Where the two references part ways, the problem does not decide between their answers:
+    # the case accepts either (and none where the second one cannot answer).
     other = runs(checks.second, [args for args, _ in kept], 0)
-    return [
-        (args, run)
-        for (args, run), opinion in zip(kept, other, strict=True)
-        if opinion.status == "ok" and plus_cases.agrees(run.value, opinion.value)
-    ]
+    agreed = []
+    for (args, run), opinion in zip(kept, other, strict=True):
+        if not _usable(opinion, budget):
+            continue
+        if not plus_cases.agrees(run.value, opinion.value):
+            checks.disputed[repr(args)] = opinion.value
+        agreed.append((args, run))
+    return agreed
 
 
 def _usable(run: Run, budget: float) -> bool:
@@ -383,13 +406,16 @@ def _value_features(value: Any) -> set[str]:
     elif type(value) in (int, float):
         if value == 0:
             found.add("zero")
+        elif value == 1:
+            found.add("one")
         elif value < 0:
             found.add("negative")
     return found
 
 
 def _by_feature(items: list[tuple[tuple[Any, ...], Run]]) -> list[tuple[Any, ...]]:
-    """The smallest input for each edge feature (empty, zero, negative, duplicates, single)."""
+    """The smallest input for each edge feature (empty, zero, one, negative, duplicates, single),
+    then for each combination of them."""
     out: list[tuple[Any, ...]] = []
     seen: set[str] = set()
     for args, _ in items:  # smallest first
@@ -397,6 +423,14 @@ def _by_feature(items: list[tuple[tuple[Any, ...], Run]]) -> list[tuple[Any, ...
         if new:
             seen |= new
             out.append(args)
+    # Then the smallest input for each combination of edges (``modp(0, 1)``: zero and one).
+    combos: set[frozenset[str]] = set()
+    for args, _ in items:
+        features = frozenset(_features(args))
+        if len(features) >= 2 and features not in combos:
+            combos.add(features)
+            if args not in out:
+                out.append(args)
     return out
 
 

@@ -222,3 +222,46 @@ def _mutate_dict(value: dict[Any, Any], domain: DictDomain, rng: random.Random) 
     else:
         items = {}
     return items
+
+
+MAX_EDGE_SEEDS = 12
+MAX_EDGE_PER_SEED = 48
+
+
+def edge_inputs(
+    seeds: Sequence[tuple[Any, ...]], domains: Sequence[Domain], rng: random.Random
+) -> list[tuple[Any, ...]]:
+    """Seeds with arguments moved to their edges, together: 0 and 1 for a number, the empty,
+    one- and two-item prefix of a string or list (``modp(0, 1)``, one operator with its two
+    operands). Bugs sit where two arguments are at an edge at once, which single mutations
+    rarely reach."""
+    out: list[tuple[Any, ...]] = []
+    for args in seeds[:MAX_EDGE_SEEDS]:
+        options = [
+            [value, *(e for e in _edges(value, domain) if e != value or type(e) is not type(value))]
+            for value, domain in zip(args, domains, strict=False)
+        ]
+        combos = [()]
+        for choices in options:
+            combos = [(*combo, choice) for combo in combos for choice in choices]
+            if len(combos) > 4 * MAX_EDGE_PER_SEED:
+                combos = rng.sample(combos, 4 * MAX_EDGE_PER_SEED)
+        if len(combos) > MAX_EDGE_PER_SEED:
+            combos = rng.sample(combos, MAX_EDGE_PER_SEED)
+        out += [
+            combo
+            for combo in combos
+            if all(d.contains(v) for d, v in zip(domains, combo, strict=False))
+        ]
+    return out
+
+
+def _edges(value: Any, domain: Domain) -> list[Any]:
+    if type(value) is int:
+        low = [domain.lo] if isinstance(domain, IntDomain) else []
+        return [*low, 0, 1]
+    if type(value) is float:
+        return [0.0, 1.0]
+    if type(value) in (str, list):
+        return [value[:0], value[:1], value[:2]]
+    return []
