@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -329,3 +330,29 @@ def test_whatever_arrives_is_scored_or_named_before_judging(engine: RewardEngine
         assert error.field.startswith("items")
         return
     assert len(problems) == len(items)
+
+
+@pytest.mark.slow
+def test_the_ray_executor_gives_the_same_rows(tmp_path) -> None:
+    """executor="ray": the batch (inline problems included) scored by Ray actors, as
+    evaluate(executor="ray") scores it; the rows are the local engine's."""
+    ray = pytest.importorskip("ray")
+    from harness.executors import close_all
+
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=100 * 2**20,
+        runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}},
+    )
+    items = identity_items()
+    try:
+        with RewardEngine(executor="ray", workers=0) as engine:
+            remote = engine.score(items)
+    finally:
+        close_all()
+        ray.shutdown()
+    with RewardEngine(workers=0) as engine:
+        local = engine.score(items)
+    assert [comparable(r) for r in remote] == [comparable(r) for r in local]
