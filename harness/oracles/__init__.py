@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import math
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -42,6 +43,8 @@ def equal(values: Sequence[Any], expected: Any) -> str | None:
         return f"comparing the output raised {type(exc).__name__}"
     return None if same else mismatch(got, want)
 
+
+JSON_INT_BITS = 14_000  # about 4200 decimal digits
 
 _ORACLES: dict[str, Oracle | str] = {
     "equal": equal,
@@ -82,13 +85,33 @@ def parsed(expected_json: str) -> Any:
 
 
 def encoded(value: Any) -> Any:
-    """``value`` as the channel's tagged plain data (what ``expected`` stores outputs as)."""
-    return encode_value(value)
+    """``value`` as JSON-safe data for ``expected``: ``{"json": value}`` when JSON gives it
+    back exactly (lists, str-keyed dicts, str, int, finite float, bool, None: compact, as
+    outputs of hundreds of inputs need), else ``{"tagged": ...}``, the channel's encoding."""
+    return {"json": value} if _json_exact(value) else {"tagged": encode_value(value)}
 
 
 def decoded(data: Any) -> Any:
-    """A value stored with :func:`encoded`, rebuilt (a fresh copy: oracles may not share it)."""
-    return decode_value(data)
+    """A value stored with :func:`encoded`. A JSON one is the parsed object itself, shared by
+    every sample judged against it: oracles only read it."""
+    return data["json"] if "json" in data else decode_value(data["tagged"])
+
+
+def _json_exact(value: Any, depth: int = 0) -> bool:
+    kind = type(value)
+    if value is None or kind in (bool, str):
+        return True
+    if kind is int:  # Python refuses to write or read ints of more than 4300 digits
+        return value.bit_length() <= JSON_INT_BITS
+    if kind is float:
+        return math.isfinite(value)
+    if depth > 90:
+        return False
+    if kind is list:
+        return all(_json_exact(item, depth + 1) for item in value)
+    if kind is dict:
+        return all(type(k) is str and _json_exact(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def mismatch(got: Any, want: Any, limit: int = 120) -> str:
@@ -102,4 +125,3 @@ def _short(value: Any, limit: int) -> str:
     except Exception:  # noqa: BLE001 - decoded values are plain data; still, never raise here
         text = "<unprintable>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
-

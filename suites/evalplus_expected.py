@@ -1,0 +1,184 @@
+"""The expected outputs of EvalPlus's cases: the canonical solution run on every input.
+
+``evalplus`` computes them the same way (``get_groundtruth``: the reference called on each
+input) and keeps them by the data file's hash; here the reference runs in the sandbox the
+samples will use, once per problem, when a run prepares its problems (a problem step, so only
+the problems a run asks for), and the outputs are cached in
+``cache_dir()/evalplus/<sha256 of the data>.json``. A reference that fails an input makes the
+problem a data defect (never cached: the cause may be this machine).
+
+Each case's ``expected`` then holds what EvalPlus's oracle needs: the output (tagged), the
+oracle kind (EvalPlus picks its special oracles by entry point name), the tolerance in force
+before the input (EvalPlus's float rule sticks for the rest of the group), and the input for
+the oracles that look at it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.oracles import decoded, encoded
+from harness.oracles.evalplus import FLOAT_ATOL, is_floats
+from harness.paths import cache_dir, write_cache_file
+from harness.pipeline.steps import register_problem_step
+from harness.records import CheckCase, Problem
+from harness.runtime import build_request
+from harness.sandbox import SampleExecution, Sandbox
+
+REFERENCE_LIMIT_S = 20.0  # per input: the reference is measured, never cut short
+IN_FLIGHT = 8  # references queued on the fork server at once
+CACHE_FORMAT = 2
+
+# EvalPlus's special oracles, chosen by entry point name (as evalplus does).
+MBPP_SET_EQUAL = frozenset(
+    "similar_elements find_char_long common_in_nested_lists extract_singly larg_nnum "
+    "intersection_array find_dissimilar Diff".split()
+)
+MBPP_NOT_NONE = frozenset({"check_str", "text_match_three", "text_starta_endb"})
+MBPP_SPECIAL = {
+    "are_equivalent": "always",
+    "sum_div": "zero_ok",
+    "surface_Area": "surface",
+    "digit_distance_nums": "digits",
+}
+NEEDS_ARGS = frozenset({"poly", "surface", "digits"})
+
+
+def oracle_kind(dataset: str, entry_point: str) -> str:
+    """Which of EvalPlus's oracles judges a problem's inputs."""
+    if dataset == "humaneval":
+        return "poly" if entry_point == "find_zero" else "exact"
+    if entry_point in MBPP_SPECIAL:
+        return MBPP_SPECIAL[entry_point]
+    if entry_point in MBPP_SET_EQUAL:
+        return "set"
+    return "not_none" if entry_point in MBPP_NOT_NONE else "exact"
+
+
+def with_expected(problems: Sequence[Problem], sandbox: Sandbox) -> list[Problem]:
+    """``problems`` with every EvalPlus case's ``expected`` filled (the problem step)."""
+    todo = [p for p in problems if _needs_expected(p)]
+    if not todo:
+        return list(problems)
+    outputs: dict[str, dict[str, Any]] = {}
+    for digest in sorted({p.metadata["evalplus"]["data_sha256"] for p in todo}):
+        share = [p for p in todo if p.metadata["evalplus"]["data_sha256"] == digest]
+        outputs.update({f"{digest}/{k}": v for k, v in _outputs(digest, share, sandbox).items()})
+    done, wanted = [], {id(p) for p in todo}
+    for problem in problems:
+        if id(problem) in wanted:
+            entry = outputs[f"{problem.metadata['evalplus']['data_sha256']}/{problem.task_id}"]
+            problem = _filled(problem, entry)
+        done.append(problem)
+    return done
+
+
+def _needs_expected(problem: Problem) -> bool:
+    return "evalplus" in problem.metadata and any(
+        c.oracle and not c.expected for c in problem.cases
+    )
+
+
+_lock = threading.Lock()
+
+
+def _outputs(digest: str, problems: list[Problem], sandbox: Sandbox) -> dict[str, Any]:
+    """``{task_id: {"base": [...], "plus": [...]} or {"error": why}}``, cached by digest
+    (failures too, unless the sandbox or the machine may be the cause)."""
+    path = cache_dir() / "evalplus" / f"{digest}.json"
+    with _lock:
+        cached = _read(path)
+        missing = [p for p in problems if p.task_id not in cached]
+        fresh: dict[str, Any] = {}
+        for start in range(0, len(missing), IN_FLIGHT):
+            batch = missing[start : start + IN_FLIGHT]
+            tickets = [sandbox.submit(_reference_request(p)) for p in batch]
+            for problem, ticket in zip(batch, tickets, strict=True):
+                fresh[problem.task_id] = _reference_outputs(problem, sandbox.collect(ticket))
+        good = {k: v for k, v in fresh.items() if not v.get("transient")}
+        if good:
+            write_cache_file(path, json.dumps({"format": CACHE_FORMAT, **_read(path), **good}))
+    return {**cached, **fresh}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if type(data) is not dict or data.pop("format", None) != CACHE_FORMAT:
+        return {}
+    return data
+
+
+def _reference_request(problem: Problem) -> Any:
+    cases = tuple(dataclasses.replace(c, timeout_s=REFERENCE_LIMIT_S) for c in problem.cases)
+    return build_request(dataclasses.replace(problem, cases=cases), problem.reference)
+
+
+def _reference_outputs(problem: Problem, execution: SampleExecution) -> dict[str, Any]:
+    """The reference's outputs and times per group, or why there are none."""
+    if execution.infra_error:
+        why = f"the sandbox could not run the reference: {execution.infra_error}"
+        return {"error": why, "transient": True}
+    not_none = oracle_kind(_dataset(problem), problem.entry_point) == "not_none"
+    groups: dict[str, Any] = {"base": [], "plus": [], "base_time": [], "plus_time": []}
+    for case in problem.cases:
+        got = execution.cases.get(case.case_id)
+        if got is None or got.status != "ok" or not got.values:
+            why = got.message or got.status if got is not None else "no result"
+            if got is not None and got.exception:
+                why = f"{got.exception.get('type')}: {got.exception.get('message', '')}"
+            why = f"the canonical solution failed on {case.case_id}: {why}"[:300]
+            # A value over the channel's bounds fails the same way on every machine: cached.
+            transient = (
+                got is None
+                or "MemoryError" in why
+                or (got.status in ("timeout", "crashed", "error") and "value too large" not in why)
+            )
+            return {"error": why, "transient": transient}
+        value = got.values[0]
+        group = case.case_id.rsplit("_", 1)[0]
+        groups[group].append(encoded(value is not None if not_none else value))
+        groups[f"{group}_time"].append(round(got.duration_s, 6))
+    return groups
+
+
+def _dataset(problem: Problem) -> str:
+    return str(problem.metadata["evalplus"]["dataset"])
+
+
+def _filled(problem: Problem, entry: dict[str, Any]) -> Problem:
+    """``problem`` with each case's ``expected``, or a data defect when there are none."""
+    if "error" in entry:
+        return dataclasses.replace(problem, defects=(*problem.defects, str(entry["error"])))
+    kind = oracle_kind(_dataset(problem), problem.entry_point)
+    atol = float(problem.metadata["evalplus"]["atol"])
+    in_force = {"base": atol, "plus": atol}  # EvalPlus checks each group in its own process
+    cases: list[CheckCase] = []
+    for case in problem.cases:
+        group, _, index = case.case_id.rpartition("_")
+        out = entry[group][int(index)]
+        payload: dict[str, Any] = {"kind": kind, "atol": in_force[group]}
+        if kind != "poly":
+            payload["out"] = out
+            if in_force[group] == 0 and is_floats(decoded(out)):
+                in_force[group] = FLOAT_ATOL  # from this input on, for the rest of the group
+        if kind in NEEDS_ARGS:
+            payload["args"] = encoded(_call_args(case))
+        cases.append(dataclasses.replace(case, expected=json.dumps(payload)))
+    return dataclasses.replace(problem, cases=tuple(cases))
+
+
+def _call_args(case: CheckCase) -> Any:
+    """The input of a ``candidate(*LITERAL)`` call, evaluated without builtins (a literal)."""
+    text = case.calls[0]
+    return eval(text[len("candidate(*") : -1], {"__builtins__": {}})  # noqa: S307 - our literal
+
+
+register_problem_step("evalplus-expected", with_expected)
