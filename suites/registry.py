@@ -7,8 +7,9 @@ so loaders never slice. Loaders are registered by value or lazily as ``"module:f
 a lazily named module that is missing breaks only its own suite, never the registry.
 
 Names: ``humaneval``, ``mbpp`` (full, 974), ``mbpp-sanitized`` (427), ``coophumaneval`` and
-``classeval`` (when their modules exist), ``humaneval-plus`` and ``mbpp-plus`` (the same
-problems with generated plus cases, ``suites.plus``), ``humaneval-js|cpp|java|rs`` and
+``classeval`` (when their modules exist), ``humaneval-plus``, ``humaneval-plus-mini`` and
+``mbpp-plus`` (EvalPlus's HumanEval+ and MBPP+, ``suites.evalplus``),
+``humaneval-js|cpp|java|rs`` and
 ``mbpp-sanitized-js|...`` (translated into other languages, ``suites.multipl``), and ``jsonl:PATH`` for a user's own
 problems.
 ``NAME@OPTION`` passes OPTION to a loader that takes one (``load(data_dir, option)``): a stdio
@@ -44,8 +45,9 @@ _REGISTRY: dict[str, Loader | str] = {
     "mbpp-sanitized": "suites.mbpp:load_sanitized",
     "coophumaneval": "suites.coophumaneval:load",
     "classeval": "suites.classeval:load",
-    "humaneval-plus": "suites.plus:load_humaneval_plus",
-    "mbpp-plus": "suites.plus:load_mbpp_plus",
+    "humaneval-plus": "suites.evalplus:load_humaneval_plus",
+    "humaneval-plus-mini": "suites.evalplus:load_humaneval_plus_mini",
+    "mbpp-plus": "suites.evalplus:load_mbpp_plus",
     # stdin -> stdout suites (docs/stdio_suites.md); NAME@OPTION picks a language or window
     "livecodebench": "suites.livecodebench:load",
     "codecontests": "suites.codecontests:load",
@@ -58,8 +60,7 @@ _REGISTRY: dict[str, Loader | str] = {
         for lang in ("js", "cpp", "java", "rs")
     },
     **{  # MultiPL-E's own prompts and tests, under the bigcode harness's names (suites.multiple_e)
-        f"multiple-{lang}": f"suites.multiple_e:load_{lang}"
-        for lang in ("js", "cpp", "java", "rs")
+        f"multiple-{lang}": f"suites.multiple_e:load_{lang}" for lang in ("js", "cpp", "java", "rs")
     },
 }
 _ALIASES = {
