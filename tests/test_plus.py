@@ -184,8 +184,9 @@ def run_session(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 def test_references_pass_all_their_plus_cases(pytester: pytest.Pytester, shared_data: Path) -> None:
     out = pytester.path / "out"
     result = run_session(
-        pytester, "--llm-eval", "humaneval-plus,mbpp-plus", "--llm-split", "test[:5]",
-        "--llm-samples", "canonical", "--llm-data-dir", str(shared_data), "--llm-out", str(out),
+        pytester, "--llm-eval", "humaneval,mbpp-sanitized", "--llm-split", "test[:5]",
+        "--llm-plus", "32", "--llm-samples", "canonical", "--llm-data-dir", str(shared_data),
+        "--llm-out", str(out),
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     rows = read_jsonl(out / "results.jsonl")
@@ -193,9 +194,9 @@ def test_references_pass_all_their_plus_cases(pytester: pytest.Pytester, shared_
     plus_counts = [sum(bool(c.get("plus")) for c in r["cases"]) for r in rows]
     assert sum(n > 0 for n in plus_counts) >= 8 and max(plus_counts) == 32
     summary = json.loads((out / "summary.json").read_text())["suites"]
-    for suite in ("humaneval-plus", "mbpp-plus"):
+    for suite in ("humaneval", "mbpp-sanitized"):
         assert summary[suite]["pass@1"] == summary[suite]["base"]["pass@1"] == 1.0
-    module = (out / "suite" / "humaneval_plus" / "test_HumanEval_0.py").read_text()
+    module = (out / "suite" / "humaneval" / "test_HumanEval_0.py").read_text()
     assert "@pytest.mark.plus\ndef test_plus_0(sandbox):" in module
     assert '"""assert candidate(' in module  # the literal input and expected value, readable
 
@@ -258,10 +259,10 @@ def test_plus_catches_the_realistic_wrong_programs(shared_data: Path) -> None:
     wrong = read_jsonl(WRONG_PROGRAMS)
     assert len(wrong) >= 30
     tasks = {w["task_id"] for w in wrong}
-    everything = load_suite("humaneval-plus") + load_suite(
-        "mbpp-plus", "train+test+validation+prompt", shared_data
+    everything = load_suite("humaneval") + load_suite(
+        "mbpp-sanitized", "train+test+validation+prompt", shared_data
     )
-    problems = [p for p in everything if p.task_id in tasks]
+    problems = request_plus([p for p in everything if p.task_id in tasks])
     samples = [Sample(w["task_id"], w["completion"], f"wrong{i}") for i, w in enumerate(wrong)]
     rows = evaluate(problems, samples)  # the real sandbox, judged as the plugin judges
     not_base = [w["task_id"] for w, r in zip(wrong, rows, strict=True) if not r["base_passed"]]
@@ -272,13 +273,13 @@ def test_plus_catches_the_realistic_wrong_programs(shared_data: Path) -> None:
 
 # -- the whole benchmarks (the slow tier: about 2 minutes of generation each, cold) -------------
 @pytest.mark.slow
-@pytest.mark.parametrize("suite", ["humaneval-plus", "mbpp-plus"])
+@pytest.mark.parametrize("suite", ["humaneval", "mbpp-sanitized"])
 def test_every_reference_passes_all_its_plus_cases(
     pytester: pytest.Pytester, shared_data: Path, suite: str
 ) -> None:
     out = pytester.path / "out"
     result = run_session(
-        pytester, "--llm-eval", suite, "--llm-samples", "canonical", "-n", "2",
+        pytester, "--llm-eval", suite, "--llm-plus", "32", "--llm-samples", "canonical", "-n", "2",
         "--llm-data-dir", str(shared_data), "--llm-out", str(out),
     )  # fmt: skip
     rows = read_jsonl(out / "results.jsonl")
