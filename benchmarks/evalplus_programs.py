@@ -1,0 +1,246 @@
+"""Programs for comparing the project with ``evalplus`` 0.3.1 on HumanEval+ and MBPP+, and the
+two ways of judging them (shared by benchmarks/evalplus_agreement.py, evalplus_speed.py and the
+slow agreement test).
+
+Programs, per problem, deterministic: the reference; up to ``mutants`` single-edit mutants
+of it (``harness.plus.mutants``: swapped comparisons, constants off by one, ...); and three
+wrappers around the reference: one wrong on edge inputs (an empty or zero argument gives
+None), one whose float outputs are off by 1e-7 (inside EvalPlus's tolerance: must pass) and
+one whose tuple outputs come back as lists (EvalPlus's exact match fails them).
+
+``evalplus`` runs in a subprocess with ``HUMANEVAL_OVERRIDE_PATH`` / ``MBPP_OVERRIDE_PATH``
+pointed at the mirror: its own ground truth (``get_groundtruth``, cached by evalplus under a
+name of its own for a subset) and its own ``check_correctness``, 2 worker processes, as its
+``evaluate`` does, with every input judged (``fast_check`` off) or stopping at the first
+failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.completions import assemble_program
+from harness.plus.mutants import mutants
+from harness.records import Problem, Sample
+
+EVALPLUS_DATASET = {"humaneval-plus": "humaneval", "mbpp-plus": "mbpp"}
+OVERRIDE_ENV = {"humaneval": "HUMANEVAL_OVERRIDE_PATH", "mbpp": "MBPP_OVERRIDE_PATH"}
+
+
+@dataclass(frozen=True)
+class Program:
+    task_id: str
+    kind: str  # reference, mutant, edge, float-noise, tuple-as-list
+    source: str
+
+    @property
+    def sample_id(self) -> str:
+        digest = hashlib.sha256(self.source.encode()).hexdigest()[:10]
+        return f"{self.kind}-{digest}"
+
+
+def wrapper(entry: str, body: str) -> str:
+    """Source that wraps the reference's ``entry`` (defined above it) with ``body``."""
+    return textwrap.dedent(
+        f"""
+
+        _codeeval_reference = {entry}
+
+
+        def {entry}(*args):
+        {textwrap.indent(textwrap.dedent(body).strip(), "    ")}
+        """
+    )
+
+
+EDGE = """
+for arg in args:
+    if arg is not None and not isinstance(arg, bool) and arg in ([], "", 0, ()):
+        return None
+return _codeeval_reference(*args)
+"""
+FLOAT_NOISE = """
+out = _codeeval_reference(*args)
+return out + 1e-7 if type(out) is float else out
+"""
+TUPLE_AS_LIST = """
+out = _codeeval_reference(*args)
+return list(out) if type(out) is tuple else out
+"""
+
+
+def make_programs(problems: Sequence[Problem], mutants_per_problem: int = 2) -> list[Program]:
+    """The programs of the module docstring, problem by problem."""
+    programs: list[Program] = []
+    for problem in problems:
+        reference = problem.reference
+        programs.append(Program(problem.task_id, "reference", reference))
+        seed = int(hashlib.sha256(problem.task_id.encode()).hexdigest()[:8], 16)
+        for mutant in mutants(reference, mutants_per_problem, seed=seed):
+            programs.append(Program(problem.task_id, "mutant", mutant + "\n"))
+        for kind, body in (("edge", EDGE), ("float-noise", FLOAT_NOISE)):
+            programs.append(
+                Program(problem.task_id, kind, reference + wrapper(problem.entry_point, body))
+            )
+        if "tuple" in reference or "(" in problem.prompt:
+            source = reference + wrapper(problem.entry_point, TUPLE_AS_LIST)
+            programs.append(Program(problem.task_id, "tuple-as-list", source))
+    unique = {(p.task_id, p.source): p for p in programs}
+    return list(unique.values())
+
+
+def samples_for(problems: Sequence[Problem], programs: Sequence[Program]) -> list[Sample]:
+    del problems
+    return [Sample(p.task_id, p.source, p.sample_id) for p in programs]
+
+
+def run_project(
+    problems: Sequence[Problem],
+    programs: Sequence[Program],
+    workers: int = 2,
+    out: Path | None = None,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """``{(task_id, sample_id): row}`` from ``harness.evaluate`` (every input judged)."""
+    from harness.evaluate import evaluate
+
+    rows = evaluate(problems, samples_for(problems, programs), workers=workers, out_dir=out)
+    return {(r["task_id"], r["sample_id"]): r for r in rows}
+
+
+def solutions(problems: Sequence[Problem], programs: Sequence[Program]) -> list[dict[str, str]]:
+    """What evalplus is given: the program the project runs, whole (its ``solution``)."""
+    by_id = {p.task_id: p for p in problems}
+    return [
+        {
+            "task_id": p.task_id,
+            "sample_id": p.sample_id,
+            "solution": assemble_program(by_id[p.task_id], p.source).program,
+        }
+        for p in programs
+    ]
+
+
+_RUNNER = r"""
+import json, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from evalplus.evaluate import check_correctness, get_groundtruth
+from evalplus.data import get_human_eval_plus, get_human_eval_plus_hash, get_mbpp_plus, get_mbpp_plus_hash
+from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
+
+dataset, samples_path, workers, fast = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+samples = [json.loads(line) for line in open(samples_path)]
+if dataset == "humaneval":
+    problems, digest, not_none = get_human_eval_plus(), get_human_eval_plus_hash(), []
+else:
+    problems, digest, not_none = get_mbpp_plus(), get_mbpp_plus_hash(), MBPP_OUTPUT_NOT_NONE_TASKS
+tasks = sorted({s["task_id"] for s in samples})
+subset = {t: problems[t] for t in tasks}
+tag = digest if len(subset) == len(problems) else digest + "-codeeval-" + str(abs(hash(tuple(tasks))) % 10**12)
+expected = get_groundtruth(subset, tag, not_none)
+start = time.perf_counter()
+with ProcessPoolExecutor(max_workers=workers) as pool:
+    futures = [
+        pool.submit(check_correctness, dataset, i, subset[s["task_id"]], s["solution"],
+                    expected[s["task_id"]], False, fast, s["sample_id"])
+        for i, s in enumerate(samples)
+    ]
+    results = [f.result() for f in futures]
+elapsed = time.perf_counter() - start
+out = [{"task_id": r["task_id"], "sample_id": r["_identifier"], "base": r["base"][0], "plus": r["plus"][0]} for r in results]
+print(json.dumps({"elapsed_s": elapsed, "results": out}))
+"""
+
+
+def run_evalplus(
+    suite: str,
+    data_file: Path,
+    problems: Sequence[Problem],
+    programs: Sequence[Program],
+    *,
+    workers: int = 2,
+    fast_check: bool = False,
+) -> tuple[dict[tuple[str, str], dict[str, Any]], float]:
+    """evalplus's verdicts ``{(task_id, sample_id): {"base": status, "plus": status}}`` and
+    the seconds its pool took (ground truth excluded: it is cached, as the project's is)."""
+    dataset = EVALPLUS_DATASET[suite]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "samples.jsonl"
+        path.write_text("".join(json.dumps(s) + "\n" for s in solutions(problems, programs)))
+        env = {**os.environ, OVERRIDE_ENV[dataset]: str(data_file), "TQDM_DISABLE": "1"}
+        command = [
+            sys.executable,
+            "-c",
+            _RUNNER,
+            dataset,
+            str(path),
+            str(workers),
+            "1" if fast_check else "0",
+        ]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"evalplus failed: {done.stderr[-3000:]}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    verdicts = {(r["task_id"], r["sample_id"]): r for r in report["results"]}
+    return verdicts, float(report["elapsed_s"])
+
+
+@dataclass
+class Agreement:
+    compared: int
+    base_agree: int
+    plus_agree: int
+    disagreements: list[dict[str, Any]]
+    data_defects: list[tuple[str, str]]
+    false_fails: list[dict[str, Any]]  # evalplus passes (base+plus), the project fails
+
+    @property
+    def rate(self) -> float:
+        return self.plus_agree / self.compared if self.compared else 1.0
+
+
+def compare(
+    project: dict[tuple[str, str], dict[str, Any]], evalplus: dict[tuple[str, str], dict[str, Any]]
+) -> Agreement:
+    """Verdicts side by side: base (the original inputs) and base+plus, per program."""
+    result = Agreement(0, 0, 0, [], [], [])
+    for key, theirs in sorted(evalplus.items()):
+        row = project[key]
+        if row["error_kind"] == "data":
+            result.data_defects.append(key)
+            continue
+        result.compared += 1
+        their_base = theirs["base"] == "pass"
+        their_plus = their_base and theirs["plus"] == "pass"
+        ours_base, ours_plus = bool(row.get("base_passed", row["passed"])), bool(row["passed"])
+        result.base_agree += ours_base == their_base
+        result.plus_agree += ours_plus == their_plus
+        if ours_base != their_base or ours_plus != their_plus:
+            failed = [c for c in row["cases"] if c["status"] != "passed"][:1]
+            entry = {
+                "task_id": key[0],
+                "sample_id": key[1],
+                "evalplus": theirs,
+                "project": {"base": ours_base, "plus": ours_plus, "status": row["status"]},
+                "first_failure": failed[0] if failed else None,
+            }
+            result.disagreements.append(entry)
+            if their_plus and not ours_plus:
+                result.false_fails.append(entry)
+    return result
+
+
+def timed(function: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    value = function(*args, **kwargs)
+    return value, time.perf_counter() - start
