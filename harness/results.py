@@ -120,8 +120,10 @@ def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]
         plus["base_passed"] = status == "passed" or (
             status != "error" and all(c["status"] == "passed" for c in cases if not c.get("plus"))
         )
+    version = problem.metadata.get("data_version")  # a published benchmark's data release
     return {
         "suite": problem.suite,
+        **({"data_version": version} if version else {}),
         "language": problem_language(problem),
         "task_id": problem.task_id,
         "sample_id": outcomes.sample_id,
@@ -172,6 +174,9 @@ def breakdown(rows: Sequence[dict[str, Any]], ks: Iterable[int]) -> dict[str, An
     suites: dict[str, Any] = {}
     for suite, suite_rows in sorted(by_suite.items()):
         entry: dict[str, Any] = {"language": row_language(suite_rows[0]), **_counts(suite_rows, ks)}
+        versions = sorted({r["data_version"] for r in suite_rows if r.get("data_version")})
+        if versions:  # "HumanEval+ v0.1.10": the numbers are that release's
+            entry["data_version"] = ", ".join(versions)
         base = _base_entry(suite_rows, ks)
         if base is not None:
             entry["base"] = base

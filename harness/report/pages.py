@@ -101,7 +101,9 @@ def pass_at_table(run: RunData) -> str:
     unjudged = []
     for suite, stats in run.summary.get("suites", {}).items():
         language = stats.get("language") or suite_language(suite)
-        rows.append([suite, language, *_count_cells(stats, keys)])
+        version = stats.get("data_version")  # a published benchmark's release, named
+        label = f"{suite} ({version})" if version else suite
+        rows.append([label, language, *_count_cells(stats, keys)])
         if not has_pass_at(stats):
             unjudged.append(suite)
     headers = ["suite", "language", *COUNTS, *keys]
