@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -275,6 +276,7 @@ BAD_ITEMS = [
     ([{"completion": "", "task_id": "x", "suite": "jsonl:/etc/passwd"}], "items[0].suite"),
     ([{"completion": "", "task_id": "HumanEval/0", "problem": ADD}], "items[0].problem"),
     ([{"completion": "", "task": "HumanEval/0"}], "items[0].task"),
+    ([{"completion": "", "a b": 1}], "items[0]['a b']"),
     ([{"completion": "", "problem": "def f(): pass"}], "items[0].problem"),
     ([{"completion": "", "problem": {**ADD, "tests": None}}], "items[0].problem.tests"),
     ([{"completion": "", "problem": {**ADD, "tests": "   "}}], "items[0].problem.tests"),
@@ -311,7 +313,19 @@ JSON = st.recursive(
     ),
     max_leaves=8,
 )
-ITEM = st.dictionaries(
+TEXT = st.text(max_size=30) | st.sampled_from(["add", "assert add(1, 2) == 3", ADD["tests"]])
+PROBLEM = st.fixed_dictionaries(
+    {"tests": TEXT, "entry_point": TEXT}, optional={"prompt": TEXT, "language": TEXT}
+)
+NEAR_VALID = st.fixed_dictionaries(  # often valid: both outcomes get exercised
+    {"completion": st.text(max_size=20)},
+    optional={
+        "task_id": st.sampled_from(["HumanEval/0", "HumanEval/53", "HumanEval/999", ""]),
+        "suite": st.sampled_from(["humaneval", "mbpp", "nope"]),
+        "problem": PROBLEM | JSON,
+    },
+)
+ITEM = NEAR_VALID | st.dictionaries(
     st.sampled_from(["completion", "task_id", "suite", "problem", "x"]), JSON, max_size=4
 )
 
@@ -324,12 +338,13 @@ def test_whatever_arrives_is_scored_or_named_before_judging(engine: RewardEngine
     """Arbitrary JSON never crashes the engine with anything but RewardInputError, and a rejected
     batch names an item's field before any sample is judged."""
     try:
-        check_items(items)
         problems = engine.problems.resolve(check_items(items))
     except RewardInputError as error:
-        assert error.field.startswith("items")
+        assert re.fullmatch(r"items(\[\d+\](\.\w+|\[.+\])*)?", error.field, re.S), error.field
         return
     assert len(problems) == len(items)
+    for item, problem in zip(items, problems, strict=True):
+        assert problem.cases and problem.task_id == item.get("task_id", problem.task_id)
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ def check_item(item: Any, where: str) -> Item:
     unknown = sorted(str(k) for k in item if k not in ITEM_FIELDS)
     if unknown:
         raise RewardInputError(
-            f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(ITEM_FIELDS)})"
+            field_path(where, unknown[0]), f"unknown field (known: {', '.join(ITEM_FIELDS)})"
         )
     completion = _string(item, "completion", where, required=True)
     problem = item.get("problem")
@@ -89,7 +89,7 @@ def check_inline(problem: Any, where: str) -> InlineSpec:
     unknown = sorted(str(k) for k in problem if k not in PROBLEM_FIELDS)
     if unknown:
         raise RewardInputError(
-            f"{where}.{unknown[0]}", f"unknown field (known: {', '.join(PROBLEM_FIELDS)})"
+            field_path(where, unknown[0]), f"unknown field (known: {', '.join(PROBLEM_FIELDS)})"
         )
     values = {
         name: _string(problem, name, where, required=name in REQUIRED_PROBLEM_FIELDS)
@@ -108,6 +108,11 @@ def check_inline(problem: Any, where: str) -> InlineSpec:
         language=values["language"] or "python",
         reference=values["reference"],
     )
+
+
+def field_path(where: str, key: str) -> str:
+    """``where.key``, or ``where['key']`` for a key that is not a plain name (as sent)."""
+    return f"{where}.{key}" if key.isidentifier() else f"{where}[{key!r}]"
 
 
 def _string(
