@@ -172,10 +172,21 @@ sys.exit(1)
 DIVISOR_TESTS = [StdioTest("12\n", "2\n"), StdioTest("35\n", "5\n", hidden=True)]
 
 
-def test_a_special_judge_decides_sandboxed() -> None:
+LARGEST_DIVISOR = {
+    "python": "n = int(input())\nprint(max(d for d in range(2, n) if n % d == 0))",
+    "cpp": (
+        '#include <cstdio>\nint main(){ int n; scanf("%d", &n);\n'
+        '  for (int d = n - 1; d > 1; d--) if (n % d == 0) { printf("%d\\n", d); return 0; } }'
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(LARGEST_DIVISOR))
+def test_a_special_judge_decides_sandboxed(language: str) -> None:
+    _needs(language)
     judge = Checker("special", judge_source=DIVISOR_JUDGE)
-    largest = "n = int(input())\nprint(max(d for d in range(2, n) if n % d == 0))"
-    _, execution = _run(largest, tests=DIVISOR_TESTS, checker=judge)
+    source = LARGEST_DIVISOR[language]
+    _, execution = _run(source, language, tests=DIVISOR_TESTS, checker=judge)
     assert _verdicts(execution) == ["passed", "passed"]  # not the data's answer, still right
     _, execution = _run("print(1)", tests=DIVISOR_TESTS, checker=judge)
     case = next(iter(execution.cases.values()))
