@@ -26,6 +26,7 @@ from harness.plus.cases import is_plus
 from harness.plus.contracts import CHECKED, evalplus_contract, guarded_program
 from harness.plus.generate import plus_cases_for
 from harness.plus.runner import reference_runs
+from harness.plus.signature import literal_inputs
 from harness.records import Problem
 from harness.sandbox import SandboxSettings
 from harness.sandbox.shared import shared_sandbox
@@ -143,3 +144,20 @@ def test_a_contract_that_cannot_be_applied_gives_no_plus_cases(private_cache: Pa
     result = plus_cases_for(allowed, shared_sandbox(SandboxSettings()), count=8, seed=0)
     assert result.cases, result.stats
     assert all(call_args(c.calls[0])[0] % 2 == 0 for c in result.cases)
+
+
+def test_on_evalplus_suites_only_the_base_inputs_seed_generation(
+    monkeypatch: pytest.MonkeyPatch, shared_data: Path, private_cache: Path
+) -> None:
+    """HumanEval+'s plus inputs are what generated cases are measured against: never seeds."""
+    monkeypatch.setenv("CODEEVAL_DATA_DIR", str(shared_data))
+    (problem,) = [p for p in load_suite("humaneval-plus") if p.task_id == "HumanEval/3"]
+    inputs: dict[bool, set[str]] = {True: set(), False: set()}  # by is_plus
+    for case in problem.cases:  # EvalPlus's calls spread one literal list: candidate(*[...])
+        (args,) = call_args(case.calls[0].replace("candidate(*", "candidate(", 1))
+        inputs[is_plus(case.case_id)].add(repr(args))
+    seeds = {repr(list(args)) for args in literal_inputs(problem)}
+    assert inputs[False] <= seeds and not seeds & (inputs[True] - inputs[False])
+    result = plus_cases_for(problem, shared_sandbox(SandboxSettings()), count=8, seed=0)
+    assert result.cases and result.stats["contract"] is True, result.stats
+    assert all(c.case_id.startswith("plus_gen_") and is_plus(c.case_id) for c in result.cases)

@@ -58,7 +58,7 @@ def expand_plus(problems: Sequence[Problem], sandbox: Sandbox) -> list[Problem]:
     out = []
     for problem in problems:
         request = problem.metadata.get(REQUEST_KEY)
-        if not request or any(is_plus(c.case_id) for c in problem.cases):
+        if not request or STATS_KEY in problem.metadata:  # not asked, or expanded already
             out.append(problem)
             continue
         # Imported here: it loads hypothesis, which a run without plus cases never needs.

@@ -7,7 +7,8 @@ absolute 1e-6, as HumanEval's own float checks do), elsewhere ``==``. Only value
 ``repr`` is a Python literal that evaluates back to an equal value of the same type can be an
 expected value; anything else (an iterator, an array, an object) leaves the input out.
 
-Plus cases are told apart by their id: ``plus_0``, ``plus_1``, ... (:func:`is_plus`).
+Plus cases are told apart by their id: ``plus_0``, ``plus_1``, ... (:func:`is_plus`);
+``plus_gen_0``, ... where the problem has plus cases of its own (EvalPlus's suites).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from typing import Any
 from harness.records import CheckCase
 
 PREFIX = "plus_"
+# Generated cases of a problem that has plus cases of its own (EvalPlus's ``plus_<i>``): still
+# plus cases (``is_plus``), with ids that never collide.
+GENERATED_PREFIX = "plus_gen_"
 MAX_LITERAL = 600  # characters of an input or expected value shown in a generated test
 TOLERANCE = 1e-6
 _LITERAL_TYPES = (type(None), bool, int, float, str, list, tuple, dict, set)
@@ -87,6 +91,7 @@ def plus_case(
     expected: Any,
     expected_text: str,
     also: tuple[Any, str] | None = None,
+    prefix: str = PREFIX,
 ) -> CheckCase:
     """The compare case ``plus_<index>``: ``candidate(args)`` must give ``expected`` (or
     ``also``'s value: a second reference's answer where the two references differ)."""
@@ -101,7 +106,7 @@ def plus_case(
         source = f"assert {check.replace('v[0]', call)}"
     # The call is the assertion's message: a failed plus case says which input it was.
     return CheckCase(
-        f"{PREFIX}{index}",
+        f"{prefix}{index}",
         source,
         "compare",
         calls=(call,),

@@ -62,7 +62,7 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 13  # part of the cache key: bump when generation changes what it produces
+VERSION = 14  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 BUDGET_CAP_S = 1.0  # no plus input may take the reference longer than this
@@ -172,7 +172,9 @@ def _generate(
     chosen, killers = _choose(problem, guarded, sources, valid, sandbox, count, stats)
     chosen = _shrunk(problem, guarded, sources, chosen, killers, domains, allowed, sandbox, valid)
     final = _valid_runs(problem, checks, chosen, sandbox)
-    cases = _plus_cases(final[:count], checks.disputed)
+    has_own = any(plus_cases.is_plus(c.case_id) for c in problem.cases)
+    prefix = plus_cases.GENERATED_PREFIX if has_own else plus_cases.PREFIX
+    cases = _plus_cases(final[:count], checks.disputed, prefix)
     stats["kept"] = len(cases)
     return PlusResult(tuple(cases), stats, "" if cases else "no input survived")
 
@@ -205,7 +207,7 @@ def _anything(args: tuple[Any, ...]) -> bool:
 
 
 def _plus_cases(
-    final: list[tuple[tuple[Any, ...], Run]], disputed: dict[str, Any]
+    final: list[tuple[tuple[Any, ...], Run]], disputed: dict[str, Any], prefix: str
 ) -> list[CheckCase]:
     """A plus case per kept ``(input, reference run)`` that both have a literal text (that
     accepts the second reference's answer too where the two differ)."""
@@ -222,7 +224,8 @@ def _plus_cases(
             if other_text is None or type(other) is not type(run.value):
                 continue  # (a check of one type's answer would raise on the other's)
             also = (other, other_text)
-        cases.append(plus_cases.plus_case(len(cases), args_text, run.value, expected_text, also))
+        case = plus_cases.plus_case(len(cases), args_text, run.value, expected_text, also, prefix)
+        cases.append(case)
     return cases
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.analyzers.structure import entry_function
-from harness.records import Problem
+from harness.records import Problem, is_plus
 
 _DOCTEST_CALL = re.compile(r"^\s*>>>\s*(.+)$", re.MULTILINE)
 
@@ -45,6 +45,8 @@ def literal_inputs(problem: Problem) -> list[tuple[Any, ...]]:
     names = set(problem.candidate_names) | {"candidate", problem.entry_point}
     sources: list[str] = []
     for case in problem.cases:
+        if is_plus(case.case_id):
+            continue  # a suite's own plus inputs (EvalPlus's) are what plus cases are measured by
         sources += list(case.calls)
         if case.statement:
             sources.append(case.statement)
@@ -69,6 +71,12 @@ def _literal_args(node: ast.AST, names: set[str]) -> tuple[Any, ...] | None:
         return None
     if node.func.id not in names or node.keywords:
         return None
+    if len(node.args) == 1 and isinstance(node.args[0], ast.Starred):  # candidate(*[1, 2])
+        try:
+            spread = ast.literal_eval(node.args[0].value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        return tuple(spread) if isinstance(spread, list | tuple) else None
     values = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
