@@ -170,6 +170,24 @@ def program_set(records: list[dict[str, Any]], per_task: int) -> list[dict[str, 
     return out
 
 
+def sample_programs(records: list[dict[str, Any]], path: Path) -> list[dict[str, str]]:
+    """A samples file's answers (``task_id``, ``completion``: a model's, SmolLM2's from ``make
+    eval``'s ``out/``) as whole programs: the prompt and the completion, as evalplus joins them,
+    or the completion alone where it defines the entry point itself."""
+    by_task = {r["task_id"]: r for r in records}
+    out = []
+    for line in path.read_text().splitlines():
+        sample = json.loads(line) if line.strip() else None
+        record = by_task.get(sample["task_id"]) if sample else None
+        if sample is None or record is None:
+            continue
+        completion = str(sample.get("completion", ""))
+        whole = f"def {record['entry_point']}(" in completion
+        program = completion if whole else record["prompt"] + completion
+        out.append({"task_id": record["task_id"], "kind": "sample", "program": program})
+    return out
+
+
 # -- the two judges --------------------------------------------------------------------------
 def project_rows(programs: list[dict[str, str]], count: int, workers: int) -> list[dict[str, Any]]:
     """The ``humaneval`` suite with ``--llm-plus count``, as the plugin runs it."""
@@ -288,12 +306,16 @@ def _key(program: dict[str, str]) -> str:
 
 
 # -- the measurement -------------------------------------------------------------------------
-def measure(tasks: slice, per_task: int, count: int, workers: int) -> dict[str, Any]:
+def measure(
+    tasks: slice, per_task: int, count: int, workers: int, samples: Path | None = None
+) -> dict[str, Any]:
     data_dir = Path(os.environ.get("CODEEVAL_DATA_DIR", Path(__file__).parents[2] / "shared/data"))
     os.environ.setdefault("HUMANEVAL_OVERRIDE_PATH", str(data_dir / DATA_FILE))
     with gzip.open(data_dir / DATA_FILE, "rt") as handle:
         records = [json.loads(line) for line in handle][tasks]
     programs = program_set(records, per_task)
+    if samples is not None:
+        programs += sample_programs(records, samples)
     started = time.perf_counter()
     rows = project_rows(programs, count, workers)
     project_s = time.perf_counter() - started
@@ -358,12 +380,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("-v", "--verbose", action="store_true", help="list every miss too")
     parser.add_argument("--json", type=Path, default=None, help="write the counts here too")
+    parser.add_argument(
+        "--samples", type=Path, default=None, help="add a samples file's answers (JSONL)"
+    )
     args = parser.parse_args()
     from harness.plus import DEFAULT_COUNT
 
     count = args.plus if args.plus is not None else DEFAULT_COUNT
     tasks = slice(*[int(x) if x else None for x in args.tasks.split(":")])
-    result = measure(tasks, args.per_task, count, args.workers)
+    result = measure(tasks, args.per_task, count, args.workers, args.samples)
     wrong = len(result["caught"]) + len(result["missed"])
     share = len(result["caught"]) / wrong if wrong else 0.0
     print(f"command: {' '.join(sys.argv)}")
