@@ -153,8 +153,10 @@ def test_the_checker_on_disk_stays_out_of_reach(tmp_path: Path) -> None:
         checker=Checker("special", judge_source=judge),
         time_limit_s=20,
     )
-    thief = DISK_THIEF.replace("ROOTS", repr([str(tmp_path)])).replace(
-        "data[at:]", "data"
+    thief = (
+        DISK_THIEF.replace('ROOTS + [os.getcwd(), os.path.expanduser("~"), "/tmp"]', "ROOTS")
+        .replace("ROOTS", repr([str(tmp_path)]))
+        .replace("data[at:]", "data")
     )  # any secret in a file that names the input: the judge's source is beside it
     rows = _rows(problem, {"judge": thief}, tmp_path / "out")
     _assert_all_failed(rows)
