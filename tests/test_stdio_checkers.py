@@ -135,3 +135,24 @@ def test_training_view_runs_every_test_and_keeps_the_largest_inputs() -> None:
     assert [c.case_id for c in view.cases] == ["hidden_2", "hidden_3"]
     assert not spec.stop_at_first_failure
     assert len(training_view(problem).cases) == 5
+
+
+@pytest.mark.parametrize(
+    ("expected", "good", "bad"),
+    [
+        (0.3, 0.30000001, 0.31),
+        (float("inf"), float("inf"), 1e308),
+        (True, True, 1),
+        ([1, 2], (1, 2), [2, 1]),
+        ("a", "a", "A"),
+    ],
+)
+def test_call_based_value_checks(expected: object, good: object, bad: object) -> None:
+    """The trusted check of a returned value: floats within 1e-6, booleans by identity,
+    tuples as JSON lists; run as the generated module runs it."""
+    from harness.stdio.problem import value_check
+
+    check = value_check(expected)
+    exec(check, {"v": [good]})
+    with pytest.raises(AssertionError):
+        exec(check, {"v": [bad]})

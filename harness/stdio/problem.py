@@ -15,6 +15,7 @@ Loaders build problems with :func:`stdio_problem` only; the rest of this module 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -310,6 +311,8 @@ def value_check(expected: Any) -> str:
     """
     if isinstance(expected, bool):
         return f"assert v[0] is {expected!r}"
+    if isinstance(expected, float) and not math.isfinite(expected):
+        return f"assert v[0] == float({str(expected)!r})"  # inf (NaN equals nothing)
     if isinstance(expected, float):
         return (
             f"assert isinstance(v[0], (int, float)) and not isinstance(v[0], bool) and "
