@@ -1,0 +1,219 @@
+"""EvalPlus's HumanEval+ and MBPP+ (suites.evalplus): the loaders, MBPP+'s input rebuilding,
+the literal inputs, EvalPlus's oracle (harness.oracles.evalplus) and a real run.
+
+The agreement with ``evalplus`` itself is tests/test_evalplus_agreement.py (slow tier)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.oracles import decoded, encoded, judge
+from harness.oracles.evalplus import digit_distance, poly, pyramid_surface
+from harness.records import Problem
+from suites.errors import SuiteError
+from suites.evalplus import load_dataset, problem_from_record, read_records
+from suites.evalplus_expected import _filled, oracle_kind
+from suites.evalplus_inputs import mbpp_inputs, python_literal
+from suites.registry import load_suite
+
+
+def oracle(out: object, want: object, atol: float = 0.0, kind: str = "exact", args=None):
+    payload = {"kind": kind, "atol": atol, "out": encoded(want)}
+    if args is not None:
+        payload["args"] = encoded(args)
+    return judge("evalplus", [out], json.dumps(payload))
+
+
+# -- loaders ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("suite", "count", "version"),
+    [
+        ("humaneval-plus", 164, "HumanEval+ v0.1.10"),
+        ("humaneval-plus-mini", 164, "HumanEval+ Mini v0.1.10"),
+        ("mbpp-plus", 378, "MBPP+ v0.2.0"),
+    ],
+)
+def test_the_suites_are_evalplus_data(shared_data: Path, suite: str, count: int, version: str):
+    problems = load_suite(suite, data_dir=shared_data)
+    records = dict(read_records(shared_data / "evalplus" / _file(suite))[0])
+    assert len(problems) == count
+    first = problems[0]
+    record = records[1]
+    assert first.prompt == record["prompt"] and first.task_id == record["task_id"]
+    assert first.metadata["data_version"] == version
+    base = [c for c in first.cases if c.case_id.startswith("base_")]
+    plus = [c for c in first.cases if c.case_id.startswith("plus_")]
+    assert (len(base), len(plus)) == (len(record["base_input"]), len(record["plus_input"]))
+    assert all(c.oracle == "evalplus" and c.mode == "compare" for c in first.cases)
+
+
+def _file(suite: str) -> str:
+    from suites.evalplus import DATASETS
+
+    return DATASETS[suite][0]
+
+
+def test_aliases_point_at_the_evalplus_suites(shared_data: Path) -> None:
+    assert load_suite("humaneval+", data_dir=shared_data)[0].suite == "humaneval-plus"
+    assert load_suite("mbpp+", data_dir=shared_data)[0].suite == "mbpp-plus"
+
+
+def test_a_bad_record_names_the_file_line_and_field(tmp_path: Path) -> None:
+    good = {"task_id": "X/0", "prompt": "def f(x):\n", "entry_point": "f"}
+    good |= {"canonical_solution": "    return x\n", "base_input": [[1]], "plus_input": []}
+    path = tmp_path / "evalplus" / "HumanEvalPlus-v0.1.10.jsonl.gz"
+    path.parent.mkdir()
+    bad = {**good, "base_input": "1, 2"}
+    path.write_bytes(gzip.compress((json.dumps(good) + "\n" + json.dumps(bad) + "\n").encode()))
+    with pytest.raises(SuiteError, match=r"HumanEvalPlus-v0.1.10.jsonl.gz:2: field 'base_input'"):
+        load_dataset("humaneval-plus", tmp_path)
+    with pytest.raises(SuiteError, match="f:1: field 'entry_point' must be a string"):
+        problem_from_record("humaneval-plus", good | {"entry_point": 3}, "", "f:1")
+    missing = {k: v for k, v in good.items() if k != "canonical_solution"}
+    with pytest.raises(SuiteError, match="f:2: field 'canonical_solution' is missing"):
+        problem_from_record("humaneval-plus", missing, "", "f:2")
+
+
+# -- inputs -----------------------------------------------------------------------------------
+def test_mbpp_inputs_are_rebuilt_as_evalplus_rebuilds_them() -> None:
+    assert mbpp_inputs("Mbpp/124", [["0", "1j"]]) == [(0.0, 1j)]
+    assert mbpp_inputs("Mbpp/2", [[[3, 4], [5]]]) == [[(3, 4), (5,)]]
+    assert mbpp_inputs("Mbpp/115", [[[[1, 2], [], 3]]]) == [[[{1, 2}, {}, {}]]]
+    assert mbpp_inputs("Mbpp/580", [[[1, [2, 3]], 4]]) == [((1, (2, 3)), 4)]
+    assert mbpp_inputs("Mbpp/3", [[[1, 2]]]) == [[[1, 2]]]  # not listed: as JSON gives it
+
+
+plain = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+    | st.complex_numbers(allow_nan=False, allow_infinity=False),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.lists(inner, max_size=3).map(tuple)
+    | st.frozensets(st.integers() | st.text(max_size=3), max_size=3).map(set)
+    | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3),
+    max_leaves=12,
+)  # fmt: skip
+
+
+def _same(a: object, b: object) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain)
+def test_literals_give_back_the_same_value_without_names(value: object) -> None:
+    text = python_literal(value)
+    assert _same(eval(text, {"__builtins__": {}}), value)  # noqa: S307 - our own literal
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain)
+def test_expected_values_round_trip(value: object) -> None:
+    assert _same(decoded(json.loads(json.dumps(encoded(value)))), value)
+
+
+# -- the oracle -------------------------------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1e6, 1e6), st.floats(-0.9, 0.9))
+def test_float_outputs_get_a_1e6_tolerance(x: float, share: float) -> None:
+    assert oracle(x + share * 1e-6, x) is None  # inside atol (+ rtol): passes
+    assert oracle(x + 1e-6 + abs(x) * 2e-7 + 1e-9, x) is not None  # outside: fails
+    assert oracle([x + share * 1e-6], [x]) is None
+
+
+def test_exact_match_is_strict_about_types() -> None:
+    assert oracle((1, 2), (1, 2)) is None
+    assert "expected [1, 2], got (1, 2)" in oracle((1, 2), [1, 2])
+    assert oracle(1, 1.0) is None  # == holds
+    assert oracle(True, 1) is None  # == holds, as in evalplus
+    assert oracle(None, 0) is not None
+
+
+def test_special_oracles() -> None:
+    assert oracle([3, 1, 2], [1, 2, 3], kind="set") is None
+    assert oracle([1, 2], [1, 2, 3], kind="set") is not None
+    assert oracle([[1]], [[1]], kind="set") is not None  # set() of lists raises: fails
+    assert oracle(object.__new__(type("M", (), {})), True, kind="not_none") is None
+    assert oracle(None, True, kind="not_none") is not None
+    assert oracle(False, False, kind="not_none") is None
+    assert oracle("anything", True, kind="always") is None
+    assert oracle(0, 12, kind="zero_ok") is None and oracle(1, 12, kind="zero_ok") is not None
+    assert oracle(pyramid_surface(3, 4), 33, kind="surface", args=[3, 4]) is None
+    assert oracle(digit_distance(123, 256), 99, kind="digits", args=[123, 256]) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=2, max_size=6), st.floats(-3, 3))
+def test_find_zero_is_judged_by_the_polynomial(xs: list[int], x: float) -> None:
+    value = abs(poly(xs, x))
+    verdict = judge(
+        "evalplus", [x], json.dumps({"kind": "poly", "atol": 1e-4, "args": encoded([xs])})
+    )
+    assert (verdict is None) == (value <= 1e-4)
+    assert judge(
+        "evalplus", ["x"], json.dumps({"kind": "poly", "atol": 1e-4, "args": encoded([xs])})
+    )
+
+
+def test_oracle_kinds_follow_the_entry_point() -> None:
+    assert oracle_kind("humaneval", "find_zero") == "poly"
+    assert oracle_kind("mbpp", "similar_elements") == "set"
+    assert oracle_kind("mbpp", "check_str") == "not_none"
+    assert oracle_kind("mbpp", "sum_div") == "zero_ok"
+    assert oracle_kind("humaneval", "similar_elements") == "exact"
+
+
+def test_the_float_tolerance_sticks_for_the_rest_of_its_group() -> None:
+    """evalplus sets atol to 1e-6 at the first float output and keeps it for the group."""
+    record = {"task_id": "X/0", "prompt": "def f(x):\n", "entry_point": "f", "atol": 0}
+    record |= {"canonical_solution": "    return x\n", "base_input": [[1], [0.5], [2]]}
+    record |= {"plus_input": [[3], [0.25]]}
+    problem: Problem = problem_from_record("humaneval-plus", record, "d", "f:1")
+    outputs = {"base": [encoded(1), encoded(0.5), encoded(2)], "plus": [encoded(3), encoded(0.25)]}
+    filled = _filled(problem, outputs)
+    atols = {c.case_id: json.loads(c.expected)["atol"] for c in filled.cases}
+    assert atols == {"base_0": 0, "base_1": 0, "base_2": 1e-6, "plus_0": 0, "plus_1": 0}
+    # so a mixed list after a float output is compared within 1e-6, as in evalplus
+    mixed = json.loads(filled.cases[2].expected) | {"out": encoded([1, 2.5])}
+    assert judge("evalplus", [[1, 2.5000001]], json.dumps(mixed)) is None
+    assert judge("evalplus", [[1, 2.5000001]], json.dumps(mixed | {"atol": 0})) is not None
+
+
+# -- a real run -------------------------------------------------------------------------------
+def test_a_run_gives_base_and_plus_verdicts_and_names_the_data(shared_data: Path, tmp_path: Path):
+    from harness.evaluate import evaluate
+    from harness.records import Sample
+    from harness.results import summarize
+
+    problems = load_suite("humaneval-plus", "test[:3]", shared_data)  # 0, 1, 2
+    truncate = problems[2]  # truncate_number: x % 1.0; HumanEval's checks miss x - int(x) < 0
+    samples = [
+        Sample(p.task_id, p.reference[len(p.prompt) :], f"ref-{p.task_id}") for p in problems
+    ] + [Sample(truncate.task_id, "    return round(number % 1.0, 3)\n", "rounded")]
+    rows = evaluate(problems, samples, out_dir=tmp_path / "out")
+    by_id = {r["sample_id"]: r for r in rows}
+    assert all(by_id[f"ref-{p.task_id}"]["passed"] for p in problems)
+    rounded = by_id["rounded"]
+    assert rounded["base_passed"] and not rounded["passed"]
+    failed = [c for c in rounded["cases"] if c["status"] != "passed"]
+    assert failed and all(c.get("plus") for c in failed)
+    assert "not within atol=1e-06" in failed[0]["message"]
+    entry = summarize(rows, [1], {})["suites"]["humaneval-plus"]
+    assert entry["data_version"] == "HumanEval+ v0.1.10"
+    assert entry["base"]["pass@1"] == 1.0 and entry["pass@1"] == pytest.approx(5 / 6)
+    module = next((tmp_path / "out").rglob("test_HumanEval_0.py")).read_text()
+    assert "def test_plus(sandbox, case_id):" in module and module.count("def test_") == 2
