@@ -126,8 +126,13 @@ def test_python_failures_get_a_judges_verdict(source: str, verdict: str, message
             "output limit",
         ),
         ("int main( {", "compile error", "compile error"),
+        (
+            "#include <vector>\nint main(){ std::vector<long> v(2000000000L); return (int)v[5]; }",
+            "memory_limit",
+            "memory limit",
+        ),
     ],
-    ids=["wrong", "timeout", "segfault", "exit-status", "long-output", "compile-error"],
+    ids=["wrong", "timeout", "segfault", "exit-status", "long-output", "compile-error", "memory"],
 )
 def test_cpp_failures_get_a_judges_verdict(source: str, verdict: str, message: str) -> None:
     _needs("cpp")
