@@ -49,6 +49,11 @@ def main() -> None:
         print(f"  base agreement: {result.base_agree}/{result.compared}")
         print(f"  base+plus agreement: {result.plus_agree}/{result.compared} = {result.rate:.4f}")
         print(f"  evalplus passes, project fails: {len(result.false_fails)}")
+        known = len(result.disagreements) - len(result.unexplained)
+        if known:
+            rest = result.compared - known
+            agree = result.plus_agree
+            print(f"  without evalplus's known defects: {agree}/{rest} = {agree / rest:.4f}")
         for entry in result.disagreements:
             print("  disagreement:", json.dumps(entry)[:400])
         report[suite] = result.__dict__

@@ -195,6 +195,13 @@ def run_evalplus(
     return verdicts, float(report["elapsed_s"])
 
 
+# evalplus 0.3.1's own defects: verdicts the project does not copy (docs/evalplus.md).
+KNOWN_EVALPLUS_DEFECTS = {
+    "HumanEval/32": "evalplus 0.3.1 fails every program: its find_zero oracle checks "
+    "|poly(x)| <= atol, then `continue`s past the line that counts the input as passed",
+}
+
+
 @dataclass
 class Agreement:
     compared: int
@@ -207,6 +214,11 @@ class Agreement:
     @property
     def rate(self) -> float:
         return self.plus_agree / self.compared if self.compared else 1.0
+
+    @property
+    def unexplained(self) -> list[dict[str, Any]]:
+        """Disagreements other than evalplus's known defects."""
+        return [d for d in self.disagreements if "known" not in d]
 
 
 def compare(
@@ -234,6 +246,8 @@ def compare(
                 "project": {"base": ours_base, "plus": ours_plus, "status": row["status"]},
                 "first_failure": failed[0] if failed else None,
             }
+            if key[0] in KNOWN_EVALPLUS_DEFECTS:
+                entry["known"] = KNOWN_EVALPLUS_DEFECTS[key[0]]
             result.disagreements.append(entry)
             if their_plus and not ours_plus:
                 result.false_fails.append(entry)

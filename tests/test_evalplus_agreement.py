@@ -50,5 +50,13 @@ def test_verdicts_agree_with_evalplus(shared_data: Path, tmp_path: Path, suite: 
     # the programs tell the verdicts apart: some pass, some fail on plus inputs only
     plus_only = [k for k, v in theirs.items() if v["base"] == "pass" and v["plus"] != "pass"]
     assert plus_only and any(v["plus"] == "pass" for v in theirs.values())
-    assert not result.false_fails, result.false_fails
-    assert result.plus_agree == result.base_agree == result.compared, result.disagreements
+    # evalplus 0.3.1 fails every program on HumanEval/32: its find_zero oracle checks
+    # |poly(x)| <= atol and then skips counting the input as passed, so no input is ever
+    # counted. The project judges the oracle as meant (docs/evalplus.md); that is the one
+    # known difference, and the only one allowed here.
+    known = [k for k in theirs if k[0] == "HumanEval/32"]
+    assert all(theirs[k]["base"] == "fail" for k in known)
+    others = [d for d in result.disagreements if d["task_id"] != "HumanEval/32"]
+    assert not others, others
+    fine = [d for d in result.false_fails if d["task_id"] != "HumanEval/32"]
+    assert not fine, fine
