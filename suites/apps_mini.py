@@ -23,6 +23,8 @@ split (contamination is likely), never a held-out benchmark.
 Splits: ``test`` (every test; pass@k stops at a problem's first failed test), ``train`` (the
 same problems as a trainer scores them: every test run for partial credit, and a stdio
 problem's 15 largest inputs only, as DeepCoder does; :func:`harness.stdio.problem.training_view`).
+The options of the other stdio suites apply to ``test``: ``apps-mini@partial`` runs every
+test, ``apps-mini@largest5`` only the 5 largest inputs (with a language: ``apps-mini@cpp@partial``).
 """
 
 from __future__ import annotations
@@ -37,10 +39,11 @@ from harness.records import Problem
 from harness.stdio.problem import CallTest, StdioTest, stdio_problem, training_view
 from suites.errors import SuiteError
 from suites.stdio_data import (
+    TRAINING_OPTIONS,
     StdioDataError,
     no_more_options,
     read_jsonl_rows,
-    split_options,
+    read_options,
     suite_name,
 )
 
@@ -69,8 +72,9 @@ def data_path(data_dir: Path | None) -> Path:
 
 def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, list[Problem]]:
     """The suite's splits: ``test`` and ``train`` (see the module docstring)."""
-    language, rest = split_options(option, SUITE)
-    no_more_options(rest, SUITE)
+    options = read_options(option, SUITE)
+    no_more_options(options.rest, SUITE, TRAINING_OPTIONS)
+    language = options.language
     path = data_path(data_dir)
     suite = suite_name(SUITE, option)
     seen: dict[int, tuple[str, dict[str, Any]]] = {}
@@ -93,7 +97,10 @@ def load(data_dir: Path | None = None, option: str | None = None) -> dict[str, l
             defect = f"id {number} appears on two lines with different content"
             problem = _with_defect(problem, defect)
         problems.append(problem)
-    return {"test": problems, "train": [training_view(p, TRAIN_LARGEST) for p in problems]}
+    train = [training_view(p, TRAIN_LARGEST) for p in problems]
+    if options.every_test:  # NAME@partial, NAME@largestN: the test split as a trainer scores it
+        problems = [training_view(p, options.largest) for p in problems]
+    return {"test": problems, "train": train}
 
 
 def parse_row(

@@ -15,6 +15,7 @@ from harness.reward import load_reward_config
 from harness.reward.score import reward_fields
 from harness.stdio.problem import is_stdio, stdio_spec
 from suites.apps_mini import load
+from suites.errors import SuiteError
 from suites.stdio_data import StdioDataError
 
 
@@ -70,6 +71,16 @@ def test_other_languages_take_the_stdio_problems(shared_data: Path, splits: dict
     cpp = load(shared_data, "cpp")["test"]
     assert len(cpp) == 49 and {p.metadata["language"] for p in cpp} == {"stdio-cpp"}
     assert cpp[0].suite == "apps-mini@cpp"
+
+
+def test_the_stdio_suites_options_apply(shared_data: Path, splits: dict) -> None:
+    """``partial`` and ``largestN``, as for the other stdio suites (an unknown one is named)."""
+    few = load(shared_data, "cpp@largest5")["test"]
+    assert {len(p.cases) for p in few} == {5} and few[0].suite == "apps-mini@cpp@largest5"
+    every = [p for p in load(shared_data, "partial")["test"] if is_stdio(p)]
+    assert not any(stdio_spec(p).stop_at_first_failure for p in every)
+    with pytest.raises(SuiteError, match="unknown option 'bogus'.*largestN"):
+        load(shared_data, "bogus")
 
 
 def test_bad_rows_name_the_file_line_and_field(tmp_path: Path) -> None:
