@@ -184,7 +184,9 @@ def sample_programs(records: list[dict[str, Any]], path: Path) -> list[dict[str,
         completion = str(sample.get("completion", ""))
         whole = f"def {record['entry_point']}(" in completion
         program = completion if whole else record["prompt"] + completion
-        out.append({"task_id": record["task_id"], "kind": "sample", "program": program})
+        item = {"task_id": record["task_id"], "kind": "sample", "program": program}
+        if item not in out:  # the same answer twice is one program
+            out.append(item)
     return out
 
 

@@ -5,12 +5,16 @@
    (:mod:`harness.plus.input_mutation`) and hypothesis's own examples
    (:mod:`harness.plus.strategies`),
    minus inputs outside the problem's contract and the checks' own inputs.
-2. **Reference runs**, in the sandbox, twice (with different ``random`` seeds): an input is
+2. **Reference runs**, in the sandbox, twice (with different ``random`` seeds), behind the
+   problem's EvalPlus contract where it has one (:func:`harness.plus.contracts.guarded_program`:
+   an input the contract refuses raises): an input is
    kept only where the reference returned both times, the same literal value, within the time
    budget (``BUDGET_MULTIPLIER`` × its slowest original check, from ``BUDGET_FLOOR_S`` to
    ``BUDGET_CAP_S``). No expected value ever comes from a run that raised or timed out. The
    pool is tried in chunks until the reference has used ``POOL_BUDGET_S`` (a slow reference,
-   MBPP's O(n²) amicable numbers, gets fewer candidates, not minutes of generation).
+   MBPP's O(n²) amicable numbers, gets fewer candidates, not minutes of generation). Where
+   the problem has a second reference (HumanEval+'s, for a HumanEval task), it answers too;
+   where the two differ, the case accepts either answer.
 3. **Choice.** Inputs that tell the reference from its AST mutants
    (:mod:`harness.plus.mutants`) come first (greedy: each new input kills the most mutants not
    yet killed), then inputs with features the checks rarely have (empty, zero, negative,
