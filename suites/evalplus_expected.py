@@ -4,7 +4,7 @@
 input) and keeps them by the data file's hash; here the reference runs in the sandbox the
 samples will use, once per problem, when a run prepares its problems (a problem step, so only
 the problems a run asks for), and the outputs are cached in
-``cache_dir()/evalplus/<sha256 of the data>.json``. A reference that fails an input makes the
+``cache_dir()/evalplus/<sha256 of the data>/<task>.json``. A reference that fails an input makes the
 problem a data defect (never cached: the cause may be this machine).
 
 Each case's ``expected`` then holds what EvalPlus's oracle needs: the output (tagged), the
@@ -32,7 +32,7 @@ from harness.sandbox import SampleExecution, Sandbox
 
 REFERENCE_LIMIT_S = 20.0  # per input: the reference is measured, never cut short
 IN_FLIGHT = 8  # references queued on the fork server at once
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 # EvalPlus's special oracles, chosen by entry point name (as evalplus does).
 MBPP_SET_EQUAL = frozenset(
@@ -88,31 +88,36 @@ _lock = threading.Lock()
 
 
 def _outputs(digest: str, problems: list[Problem], sandbox: Sandbox) -> dict[str, Any]:
-    """``{task_id: {"base": [...], "plus": [...]} or {"error": why}}``, cached by digest
-    (failures too, unless the sandbox or the machine may be the cause)."""
-    path = cache_dir() / "evalplus" / f"{digest}.json"
+    """``{task_id: {"base": [...], "plus": [...]} or {"error": why}}``, cached by digest, one
+    file per problem (a run reads only its problems'), failures too unless the sandbox or
+    the machine may be their cause."""
+    folder = cache_dir() / "evalplus" / digest
     with _lock:
-        cached = _read(path)
-        missing = [p for p in problems if p.task_id not in cached]
-        fresh: dict[str, Any] = {}
+        found = {p.task_id: _read(_entry_path(folder, p.task_id)) for p in problems}
+        missing = [p for p in problems if found[p.task_id] is None]
         for start in range(0, len(missing), IN_FLIGHT):
             batch = missing[start : start + IN_FLIGHT]
             tickets = [sandbox.submit(_reference_request(p)) for p in batch]
             for problem, ticket in zip(batch, tickets, strict=True):
-                fresh[problem.task_id] = _reference_outputs(problem, sandbox.collect(ticket))
-        good = {k: v for k, v in fresh.items() if not v.get("transient")}
-        if good:
-            write_cache_file(path, json.dumps({"format": CACHE_FORMAT, **_read(path), **good}))
-    return {**cached, **fresh}
+                entry = _reference_outputs(problem, sandbox.collect(ticket))
+                found[problem.task_id] = entry
+                if not entry.get("transient"):
+                    text = json.dumps({"format": CACHE_FORMAT, **entry})
+                    write_cache_file(_entry_path(folder, problem.task_id), text)
+    return found
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _entry_path(folder: Path, task_id: str) -> Path:
+    return folder / (task_id.replace("/", "_") + ".json")
+
+
+def _read(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
-        return {}
+        return None
     if type(data) is not dict or data.pop("format", None) != CACHE_FORMAT:
-        return {}
+        return None
     return data
 
 
