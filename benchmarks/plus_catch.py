@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -170,6 +171,9 @@ def program_set(records: list[dict[str, Any]], per_task: int) -> list[dict[str, 
     return out
 
 
+_FENCE = re.compile(r"```(?:python|py)?\n(.*?)(?:```|$)", re.S)
+
+
 def sample_programs(records: list[dict[str, Any]], path: Path) -> list[dict[str, str]]:
     """A samples file's answers (``task_id``, ``completion``: a model's, SmolLM2's from ``make
     eval``'s ``out/``) as whole programs: the prompt and the completion, as evalplus joins them,
@@ -182,8 +186,11 @@ def sample_programs(records: list[dict[str, Any]], path: Path) -> list[dict[str,
         if sample is None or record is None:
             continue
         completion = str(sample.get("completion", ""))
-        whole = f"def {record['entry_point']}(" in completion
-        program = completion if whole else record["prompt"] + completion
+        fenced = _FENCE.search(completion)  # a chat answer: its first code block
+        code = fenced.group(1) if fenced else completion
+        whole = f"def {record['entry_point']}(" in code
+        # Behind the prompt either way: its imports (``List``) and helpers stay defined.
+        program = record["prompt"] + ("\n" + code if whole else code)
         item = {"task_id": record["task_id"], "kind": "sample", "program": program}
         if item not in out:  # the same answer twice is one program
             out.append(item)
