@@ -30,11 +30,16 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from harness.sandbox.mounts import mount_plan, under
+
+# CPython 3.11 before 3.11.8 (Debian's 3.11.2 included) can raise "AST constructor recursion
+# depth mismatch" when two threads parse at once; sandboxes start from a thread pool.
+_PARSE_LOCK = threading.Lock()
 
 # The fork server's code (inside/) and the value channel it loads beside it (channel/), shown
 # under the sandbox's own /tmp (so the mount points can exist) in the same layout as here.
@@ -193,7 +198,9 @@ def site_paths(site_dirs: Iterable[str]) -> list[str]:
                     found.add(os.path.join(site_dir, line))
             elif name.startswith("__editable__") and name.endswith("_finder.py"):
                 try:
-                    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+                    source = Path(path).read_text(encoding="utf-8")
+                    with _PARSE_LOCK:
+                        tree = ast.parse(source)
                 except (OSError, SyntaxError, ValueError):
                     continue
                 found.update(_editable_mapping(tree))
