@@ -193,22 +193,25 @@ def unstable_in_process(
     problems: dict[str, Problem],
     samples: list[dict[str, Any]],
     expected: list[dict[str, Any]],
-    positions: list[int],
+    served: dict[int, dict[str, Any]],
     args: argparse.Namespace,
     runs: int = 10,
 ) -> set[int]:
-    """Of the samples at ``positions``, those whose row evaluate() fails to reproduce itself
-    in up to ``runs`` more runs (the sandbox's own nondeterminism, not the service's)."""
+    """Of the samples whose served row differs from evaluate()'s (``served``: position ->
+    row), those where evaluate() itself is not stable: in up to ``runs`` more runs it gives
+    the served row, or a row other than its first (the sandbox's nondeterminism, not the
+    service's)."""
     unstable: set[int] = set()
     for _ in range(runs):
-        todo = [i for i in positions if i not in unstable]
+        todo = [i for i in served if i not in unstable]
         if not todo:
             break
         batch = [Sample(samples[i]["task_id"], samples[i]["completion"], str(i)) for i in todo]
         used = list({s.task_id: problems[s.task_id] for s in batch}.values())
         rows = evaluate(used, batch, reward=args.reward, workers=args.workers)
         for i, row in zip(todo, rows, strict=True):
-            if comparable(row) != comparable(expected[i]):
+            again = comparable(row)
+            if again != comparable(expected[i]) or again == comparable(served[i]):
                 unstable.add(i)
     return unstable
 
@@ -257,14 +260,14 @@ def main(argv: list[str] | None = None) -> int:
         process.wait(timeout=300)
 
     lost = sum(1 for a in answers if a is None)
-    differing: list[int] = []  # positions in ``samples``
+    differing: dict[int, dict[str, Any]] = {}  # position in ``samples`` -> served row
     for index, rows in enumerate(answers):
         if rows is None:
             continue
         reference = expected[index * 16 : index * 16 + 16]
         for offset, (got, want) in enumerate(zip(rows, reference, strict=True)):
             if comparable(got) != comparable(want):
-                differing.append(index * 16 + offset)
+                differing[index * 16 + offset] = got
                 if len(differing) <= 3:
                     where = ", ".join(differences(comparable(got), comparable(want))[:4])
                     print(f"differs: request {index} {want['task_id']}: {where}")
@@ -278,9 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"lost requests: {lost}")
     print(f"rows that differ from evaluate() (apart from timings): {len(differing)}")
     kinds_of = Counter(samples[i]["kind"] for i in unstable)
+    left = Counter(samples[i]["kind"] for i in differing if i not in unstable)
     print(
         f"  of which evaluate() itself gives differently when run again: {len(unstable)} "
-        f"{dict(kinds_of)}; left to the service: {len(differing) - len(unstable)} (must be 0)"
+        f"{dict(kinds_of)}; left to the service: {len(differing) - len(unstable)} {dict(left)} "
+        "(must be 0)"
     )
     print(f"latency per request: p50 {quantiles[49]:.3f} s, p99 {quantiles[98]:.3f} s")
     print(

@@ -91,20 +91,36 @@ class BoundedQueue:
             self._samples += n
             self._cond.notify()
 
-    def take(self, max_samples: int, wait_s: float) -> list[Pending]:
+    def take(
+        self, max_samples: int, wait_s: float, gap_s: float = 0.0, linger_s: float = 0.0
+    ) -> list[Pending]:
         """The oldest requests, up to ``max_samples`` samples (at least one request); empty
-        after ``wait_s`` with nothing queued."""
+        after ``wait_s`` with nothing queued. While the batch is not full and requests keep
+        arriving (each within ``gap_s`` of the last, ``linger_s`` in all), it waits for them:
+        the clients just answered send their next requests a moment later, and one batch
+        of them all costs less than two half batches."""
         with self._cond:
             if not self._items:
                 self._cond.wait(wait_s)
             taken: list[Pending] = []
             total = 0
-            while self._items and (not taken or total + len(self._items[0].items) <= max_samples):
-                pending = self._items.popleft()
-                self._samples -= len(pending.items)
-                taken.append(pending)
-                total += len(pending.items)
-            return taken
+            until = time.monotonic() + linger_s
+            while True:
+                while self._items and (
+                    not taken or total + len(self._items[0].items) <= max_samples
+                ):
+                    pending = self._items.popleft()
+                    self._samples -= len(pending.items)
+                    taken.append(pending)
+                    total += len(pending.items)
+                room = not self._items and total < max_samples
+                left = until - time.monotonic()
+                if not taken or not room or left <= 0 or self._closed:
+                    return taken
+                before = len(self._items)
+                self._cond.wait(min(gap_s, left))
+                if len(self._items) == before:  # nobody came within the gap
+                    return taken
 
     def close(self) -> None:
         """Take no more requests; those queued are still served."""
@@ -155,11 +171,15 @@ class Batcher:
         queue: BoundedQueue,
         metrics: Metrics,
         max_batch_samples: int = 256,
+        gap_s: float = 0.03,
+        linger_s: float = 0.25,
     ) -> None:
         self.engine = engine
         self.queue = queue
         self.metrics = metrics
         self.max_batch_samples = max_batch_samples
+        self.gap_s = gap_s
+        self.linger_s = linger_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="codeeval-batcher", daemon=True)
 
@@ -175,7 +195,7 @@ class Batcher:
 
     def _loop(self) -> None:
         while True:
-            batch = self.queue.take(self.max_batch_samples, wait_s=0.2)
+            batch = self.queue.take(self.max_batch_samples, 0.2, self.gap_s, self.linger_s)
             if batch:
                 try:
                     self.run_batch(batch)

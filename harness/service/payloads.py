@@ -4,7 +4,8 @@
 :meth:`harness.rewardapi.engine.RewardEngine.score` takes: ``{"completion", "task_id",
 "suite"?}`` or ``{"completion", "problem": {"prompt", "tests", "entry_point", "language",
 "reference"}}``. ``POST /get_reward`` takes OpenRLHF's ``--remote_rm_url`` body
-(:func:`openrlhf_items`). The engine checks what needs the suites (unknown task ids).
+(:func:`openrlhf_items`). Here: the shape of the body and the sizes; the items' own fields
+are checked by the engine (:func:`harness.rewardapi.items.check_items`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,6 @@ import json
 import math
 from dataclasses import dataclass
 from typing import Any
-
-ITEM_STRINGS = ("completion", "task_id", "suite")
-PROBLEM_STRINGS = ("prompt", "tests", "entry_point", "language", "reference")
-PROBLEM_REQUIRED = ("prompt", "tests", "entry_point")
 
 
 class BadInput(Exception):
@@ -71,26 +68,20 @@ def _string(value: Any, field: str, limit: int | None = None) -> str:
 
 
 def check_item(item: Any, field: str, limits: Limits) -> dict[str, Any]:
-    """One item, its types checked; the engine resolves the task or compiles the problem."""
+    """One item within the size limits. Its fields (missing, wrong types, unknown task ids,
+    inline problems) are the engine's to check: the server runs the engine's own checks on
+    every request before queueing it, so the field names are the same everywhere."""
     item = _mapping(item, field)
-    if "completion" not in item:
-        raise BadInput(422, f"{field}.completion", "missing: every item needs a completion")
-    _string(item["completion"], f"{field}.completion", limits.max_completion_chars)
-    for name in ("task_id", "suite"):
-        if name in item:
-            _string(item[name], f"{field}.{name}")
-    if "problem" in item:
-        if "task_id" in item:
-            raise BadInput(422, f"{field}.problem", "give either task_id or problem, not both")
-        problem = _mapping(item["problem"], f"{field}.problem")
-        for name in PROBLEM_REQUIRED:
-            if name not in problem:
-                raise BadInput(422, f"{field}.problem.{name}", "missing")
-        for name in PROBLEM_STRINGS:
-            if name in problem:
-                _string(problem[name], f"{field}.problem.{name}", limits.max_completion_chars)
-    elif "task_id" not in item:
-        raise BadInput(422, f"{field}.task_id", "missing: name a task_id or give a problem")
+    texts = [("completion", item.get("completion"))]
+    if isinstance(item.get("problem"), dict):
+        texts += [(f"problem.{k}", v) for k, v in item["problem"].items()]
+    for name, value in texts:
+        if isinstance(value, str) and len(value) > limits.max_completion_chars:
+            raise BadInput(
+                413,
+                f"{field}.{name}",
+                f"has {len(value)} characters; at most {limits.max_completion_chars}",
+            )
     return item
 
 
