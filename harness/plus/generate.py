@@ -66,7 +66,7 @@ from harness.plus.strategies import draw
 from harness.records import CheckCase, Problem
 from harness.sandbox import Sandbox
 
-VERSION = 14  # part of the cache key: bump when generation changes what it produces
+VERSION = 15  # part of the cache key: bump when generation changes what it produces
 BUDGET_FLOOR_S = 0.1
 BUDGET_MULTIPLIER = 20.0
 BUDGET_CAP_S = 1.0  # no plus input may take the reference longer than this

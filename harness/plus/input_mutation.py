@@ -96,11 +96,11 @@ def _relate_list(value: list[Any], other: Any, rng: random.Random) -> list[Any]:
         for _ in range(rng.randint(1, 2)):
             items.insert(rng.randrange(len(items) + 1), rng.choice(other))
         return items
-    if value and type(other) is type(value[0]):
+    if value and type(other) is type(value[0]) and not (type(other) is str and rng.random() < 0.5):
         items = list(value)
         items.insert(rng.randrange(len(items) + 1), other)
         return items
-    if value and type(value[0]) is str and type(other) is str:
+    if value and type(value[0]) is str and type(other) is str:  # the other inside one of them
         items = list(value)
         position = rng.randrange(len(items))
         items[position] = relate(items[position], other, rng)
