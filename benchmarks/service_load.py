@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from harness.evaluate import evaluate  # noqa: E402
 from harness.records import Problem, Sample  # noqa: E402
 from harness.service.client import RewardClient  # noqa: E402
-from harness.service.rows import timing_free  # noqa: E402
+from harness.service.rows import differences, timing_free  # noqa: E402
 from suites import load_suite  # noqa: E402
 
 FLIPS = (("<=", ">"), (">=", "<"), ("==", "!="), (" < ", " >= "), (" > ", " <= "), ("+", "-"))
@@ -214,17 +214,6 @@ def unstable_in_process(
             if again != comparable(expected[i]) or again == comparable(served[i]):
                 unstable.add(i)
     return unstable
-
-
-def differences(got: Any, want: Any, path: str = "") -> list[str]:
-    """Where two rows differ: ``path: got | want`` for each leaf."""
-    if isinstance(got, dict) and isinstance(want, dict):
-        keys = sorted(set(got) | set(want))
-        return [d for k in keys for d in differences(got.get(k), want.get(k), f"{path}.{k}")]
-    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
-        pairs = enumerate(zip(got, want, strict=True))
-        return [d for i, (g, w) in pairs for d in differences(g, w, f"{path}[{i}]")]
-    return [] if got == want else [f"{path}: {str(got)[:80]!r} | {str(want)[:80]!r}"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,7 @@ from harness.rewardapi.items import check_items
 from harness.rewardapi.trl import TRLReward
 from harness.rewardapi.verl import compute_score_batch
 from harness.service.client import RewardClient
+from harness.service.rows import differences
 from harness.service.rows import timing_free as comparable
 from harness.service.server import ServeSettings, serve_in_thread
 
@@ -106,6 +107,8 @@ def test_every_way_in_gives_the_same_rows(
     trl = TRLReward(engine, suite=suite if suite != "inline" else "humaneval")
     trl_rewards = trl(prompts, [item["completion"] for item in items], **trl_columns(items))
     expected = [comparable(r) for r in direct]
+    for got, want in zip(served, expected, strict=True):  # the paths that differ, if any
+        assert not differences(comparable(got), want)
     assert [comparable(r) for r in served] == expected
     assert [comparable({**r, "reward": r["reward"]}) for r in evaluated] == expected
     assert [comparable(r) for r in trl.last_rows] == expected

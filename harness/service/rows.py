@@ -29,3 +29,14 @@ def timing_free(row: dict[str, Any]) -> dict[str, Any]:
         if isinstance(row.get("reward"), int | float):
             row["reward"] = round(float(row["reward"]) - timed, 6)
     return row
+
+
+def differences(got: Any, want: Any, path: str = "") -> list[str]:
+    """Where two rows differ: ``path: got | want`` for each leaf (for messages)."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        keys = sorted(set(got) | set(want))
+        return [d for k in keys for d in differences(got.get(k), want.get(k), f"{path}.{k}")]
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        pairs = enumerate(zip(got, want, strict=True))
+        return [d for i, (g, w) in pairs for d in differences(g, w, f"{path}[{i}]")]
+    return [] if got == want else [f"{path}: {str(got)[:80]!r} | {str(want)[:80]!r}"]
