@@ -15,6 +15,10 @@ REPO = Path(__file__).resolve().parents[1]
 # files are run by the tests that use them, never collected by this session.
 collect_ignore = ["fixtures"]
 SHARED_DATA = Path(os.environ.get("CODEEVAL_DATA_DIR", REPO.parent / "shared" / "data"))
+if SHARED_DATA.is_dir():
+    # What CI sets: every way in (evaluate(), the reward engine, pytester sessions, servers
+    # started as subprocesses) finds the mirrors, as a user's shell with it set would.
+    os.environ.setdefault("CODEEVAL_DATA_DIR", str(SHARED_DATA))
 
 
 @pytest.fixture(
