@@ -29,6 +29,7 @@ from harness.pipeline.steps import register_problem_step
 from harness.records import CheckCase, Problem
 from harness.runtime import build_request
 from harness.sandbox import SampleExecution, Sandbox
+from harness.sandbox.channel.codec import Opaque
 
 REFERENCE_LIMIT_S = 20.0  # per input: the reference is measured, never cut short
 IN_FLIGHT = 8  # references queued on the fork server at once
@@ -148,6 +149,9 @@ def _reference_outputs(problem: Problem, execution: SampleExecution) -> dict[str
             )
             return {"error": why, "transient": transient}
         value = got.values[0]
+        if isinstance(value, Opaque) and not not_none:  # over the channel's bounds: no data
+            why = f"the canonical solution's output on {case.case_id} is over the sandbox's "
+            return {"error": why + f"transfer bounds ({value!r})"[:200], "transient": False}
         group = case.case_id.rsplit("_", 1)[0]
         groups[group].append(encoded(value is not None if not_none else value))
         groups[f"{group}_time"].append(round(got.duration_s, 6))
