@@ -106,8 +106,24 @@ class Sample:
 
 
 def to_json(record: Any) -> Any:
-    """A JSON-ready copy of a record (tuples become lists)."""
+    """A record as JSON-ready data, to serialize at once: a problem's fields and its cases'
+    are read as they are, not deep-copied (EvalPlus's problems have a thousand cases, and
+    every run writes them; ``dataclasses.asdict`` was most of preparing a run)."""
+    if type(record) is Problem:
+        data = _field_values(record)
+        data["cases"] = [_field_values(case) for case in record.cases]
+        return data
     return dataclasses.asdict(record)
+
+
+def _field_values(record: Any) -> dict[str, Any]:
+    names = _FIELD_NAMES.get(type(record))
+    if names is None:
+        names = _FIELD_NAMES[type(record)] = tuple(f.name for f in dataclasses.fields(record))
+    return {name: getattr(record, name) for name in names}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def problem_from_json(data: dict[str, Any]) -> Problem:

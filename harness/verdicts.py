@@ -366,8 +366,16 @@ def case_status(exc: BaseException, report: dict[str, Any]) -> str:
 
 def failure_message(exc: BaseException) -> str:
     """The message pytest shows for ``exc`` (its crash line), capped."""
-    text = ExceptionInfo.from_exception(exc).exconly(tryshort=True)
+    if type(exc) is _FAILED and isinstance(exc.msg, str) and not getattr(exc, "__notes__", None):
+        # pytest.fail(why): pytest's own line, "Failed: why", without formatting a traceback
+        # (an oracle fails hundreds of a wrong program's inputs this way)
+        text = f"Failed: {exc.msg}" if exc.msg else "Failed"
+    else:
+        text = ExceptionInfo.from_exception(exc).exconly(tryshort=True)
     return text.strip()[:MAX_MESSAGE]
+
+
+_FAILED = pytest.fail.Exception
 
 
 class _PlainConfig:

@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import os
+import queue
 import struct
 import subprocess
 import sys
@@ -75,6 +76,7 @@ class Sandbox:
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
         self._reader: _Reader | None = None
+        self._writer: _Writer | None = None
         self._defined: set[str] = set()  # problems the running server has compiled
         # Submitted, not yet collected: ticket -> (request, when it was sent; None: not sent).
         self._pending: dict[int, tuple[SampleRequest, float | None]] = {}
@@ -172,12 +174,15 @@ class Sandbox:
             )
         except OSError as exc:
             raise InfraError(f"cannot start the sandbox server: {exc}") from exc
-        assert self._proc.stdout is not None
-        # The reader thread owns its own copy of the pipe and closes it when the server is gone,
-        # so a closed descriptor number can never be reused under its feet.
+        assert self._proc.stdout is not None and self._proc.stdin is not None
+        # The reader and writer threads own their own copies of the pipes and close them when
+        # the server is gone, so a closed descriptor number can never be reused under their feet.
         self._reader = _Reader(os.dup(self._proc.stdout.fileno()))
+        self._writer = _Writer(os.dup(self._proc.stdin.fileno()))
         self._proc.stdout.close()
+        self._proc.stdin.close()
         self._reader.start()
+        self._writer.start()
         self._defined = set()
         hello = self._wait_reply(None, time.monotonic() + START_TIMEOUT_S)
         if not hello.get("hello"):
@@ -188,11 +193,12 @@ class Sandbox:
         if proc is None:
             self._discard_work_root()
             return
+        writer, self._writer = self._writer, None
         try:
             if now:
                 raise subprocess.TimeoutExpired(proc.args, 0)
-            if proc.stdin:
-                proc.stdin.close()
+            if writer is not None:
+                writer.finish()  # the server ends once it reads the end of its input
             proc.wait(timeout=1.0)
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
@@ -203,6 +209,9 @@ class Sandbox:
         if self._reader is not None:
             self._reader.join(timeout=5.0)  # sees end of file once the server is gone
             self._reader = None
+        if writer is not None:
+            writer.finish()
+            writer.join(timeout=5.0)  # its write fails once the server is gone
         self._discard_work_root()
 
     def _discard_work_root(self) -> None:
@@ -225,13 +234,10 @@ class Sandbox:
 
     # -- the channel -----------------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:
-        assert self._proc is not None and self._proc.stdin is not None
+        writer = self._writer
+        assert self._proc is not None and writer is not None
         body = json.dumps(message, separators=(",", ":")).encode()
-        try:
-            self._proc.stdin.write(_LEN.pack(len(body)) + body)
-            self._proc.stdin.flush()
-        except (OSError, ValueError) as exc:
-            raise InfraError(f"the sandbox server is gone: {exc}") from exc
+        writer.send(_LEN.pack(len(body)) + body)
 
     def _wait_reply(self, ident: int | None, deadline: float) -> dict[str, Any]:
         """The reply with ``ident`` (None: the greeting), read by the reader thread."""
@@ -299,6 +305,8 @@ class Sandbox:
         # The reader sees the end of the channel before the process can be reaped: both count.
         if self._proc is None or self._reader is None or self._reader.failure is not None:
             return False
+        if self._writer is None or self._writer.failure is not None:
+            return False
         return self._proc.poll() is None
 
     def collect(self, ticket: int) -> SampleExecution:
@@ -351,6 +359,44 @@ class Sandbox:
         for ticket, (request, sent) in self._pending.items():
             self._failed[ticket] = (request, message, now - (sent or now))
         self._pending.clear()
+
+
+class _Writer(threading.Thread):
+    """Writes the messages for the server in order, so that a caller never waits on a full pipe.
+
+    The server reads its next message only between samples, and a problem's definition can be
+    hundreds of KB (EvalPlus's inputs): a caller that wrote it itself would stop judging the
+    samples already run until the server caught up.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(name="codeeval-sandbox-writer", daemon=True)
+        self.fd = fd
+        self.messages: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.failure: str | None = None
+        self._finished = False
+
+    def send(self, data: bytes) -> None:
+        if self.failure is not None or self._finished:
+            raise InfraError(self.failure or "the sandbox server's input is closed")
+        self.messages.put(data)
+
+    def finish(self) -> None:
+        """Write what is queued, then close the server's input (idempotent)."""
+        if not self._finished:
+            self._finished = True
+            self.messages.put(None)
+
+    def run(self) -> None:
+        try:
+            while (data := self.messages.get()) is not None:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view) :]
+        except OSError as exc:
+            self.failure = f"the sandbox server is gone: {exc}"
+        finally:
+            os.close(self.fd)
 
 
 class _Reader(threading.Thread):
@@ -421,8 +467,15 @@ def _problem_key(
     helpers: str = "",
 ) -> str:
     """A short name for a problem's trusted part, sent to the server once and compiled there."""
-    text = json.dumps([entry_point, test_setup, [asdict(c) for c in cases], deps, helpers])
+    text = json.dumps([entry_point, test_setup, [_case_fields(c) for c in cases], deps, helpers])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _case_fields(case: CaseRequest) -> list[Any]:
+    """What the server is told of a case, in a fixed order (cheaper than ``asdict``: a problem
+    can have a thousand cases)."""
+    calls = list(case.calls)
+    return [case.case_id, case.mode, case.prelude, calls, case.statement, float(case.timeout_s)]
 
 
 def _define_message(key: str, request: SampleRequest, deps: str = "") -> dict[str, Any]:

@@ -39,6 +39,7 @@ _LEN = struct.Struct(">I")
 # After this many cases in a row ran past their limits, the sample's other cases are not run.
 TIMEOUTS_IN_A_ROW = 2
 STOPPED_AFTER_TIMEOUTS = f"not run: the {TIMEOUTS_IN_A_ROW} cases before it timed out"
+RESULT_PIPE_BYTES = 1 << 20  # the kernel's default pipe-max-size for an unprivileged process
 # Modules whose at-fork hooks are deferred (below); the server never starts a thread.
 FORK_HOOK_MODULES = ("random", "threading")
 
@@ -144,6 +145,14 @@ class Server:
                 for i in range(next_case, len(cases)):
                     slots[i] = segment.verdict("timeout", STOPPED_AFTER_TIMEOUTS)
                 break
+            if next_case >= in_a_row and all(
+                segment.is_timeout(slots[i]) for i in range(next_case - in_a_row, next_case)
+            ):
+                # A sample that loops on every input would otherwise cost every case's limit.
+                why = "the case" if in_a_row == 1 else f"the {in_a_row} cases"
+                for i in range(next_case, len(cases)):
+                    slots[i] = segment.verdict("timeout", f"not run: {why} before it timed out")
+                break
             next_case = self._segment(req, next_case, budget_end, first_segment, state)
             first_segment = False
         after = self.last_counters = self.counters.snapshot()
@@ -175,6 +184,7 @@ class Server:
         """
         workdir = self._private_folder()
         rfd, wfd = os.pipe()
+        _widen(rfd)
         nonce = os.urandom(8).hex()
         cpu_s = max(1, math.ceil(budget_end - time.monotonic()) + 1)
         judged = any(case.get("mode") == "sandbox" for case in req["cases"][first:])
@@ -301,6 +311,18 @@ class Server:
         _close_all(stdio)
         cleanup.remove_tree(workdir)
         return status
+
+
+def _widen(fd: int) -> None:
+    """Give a result pipe room for RESULT_PIPE_BYTES of frames: the server reads it every
+    DRAIN_S (segment.py), and in a default pipe (64 KiB) a child that sends many values
+    (EvalPlus's hundreds of inputs) would wait for every drain, not run."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, RESULT_PIPE_BYTES)
+    except OSError:  # over the system's pipe-max-size: the default size still works
+        pass
 
 
 def _memory_file(name: str) -> int:
