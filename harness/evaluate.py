@@ -39,6 +39,7 @@ def evaluate(
     executor: str | Executor = "local",
     address: str | None = None,
     row_extras: Sequence[Mapping[str, Any]] | None = None,
+    every_case: bool = False,
 ) -> list[dict[str, Any]]:
     """Evaluate ``samples`` of ``problems``; rows in the order of ``samples``.
 
@@ -59,6 +60,10 @@ def evaluate(
     reward is computed: what a trainer knows beside the program (MAGRPO's ``agent_code`` and
     ``required_methods`` for ClassEval's class levels). The batch is otherwise scored exactly
     as without them: the reward config's allow-list, limits and coverage all apply.
+    ``every_case``: judge every case of every sample even after one failed. Without it,
+    problems that stop at a sample's first failed case when only the verdict is wanted
+    (EvalPlus's suites, stdio tests) do so, unless the reward reads per-case results
+    (its config's ``every_case``, true but for ``binary`` and ``stdio_all_pass``).
     """
     check_row_extras(row_extras, samples)
     options: dict[str, Any] = dict(reward=reward, out_dir=out_dir, workers=workers)
@@ -66,6 +71,8 @@ def evaluate(
     options.update(pytest_session=pytest_session)
     if row_extras is not None:  # only when given: an executor without them still works
         options["row_extras"] = row_extras
+    if every_case:  # likewise
+        options["every_case"] = True
     if isinstance(executor, str) and executor == "local" and address is None:
         return evaluate_local(problems, samples, **options)
     from harness.executors import executor_for

@@ -20,6 +20,13 @@ SampleStatus = Literal["passed", "failed", "timeout", "error"]
 SAMPLE_STATUSES: tuple[str, ...] = ("passed", "failed", "timeout", "error")
 
 
+# A problem's metadata flag, set by its loader: when only the verdict is wanted, its samples
+# stop at their first failed case (harness.sample_parts; EvalPlus's hundreds of inputs).
+STOP_AT_FIRST_FAILURE = "stop_at_first_failure"
+# A problem's metadata flag, set for a run: judge every case even after one failed (a
+# partial-credit reward, per-case detail); it overrides STOP_AT_FIRST_FAILURE and a stdio
+# problem's own stop at the first failed test.
+EVERY_CASE = "every_case"
 PLUS_PREFIX = "plus_"  # the ids of cases generated from the reference (harness.plus)
 
 

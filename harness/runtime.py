@@ -8,7 +8,7 @@ cases of that sample (scheduled on the same worker: the plugin groups tests by f
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_p
 from harness.completions import prompt_context
 from harness.language_hooks import LanguageHooks, hooks_for, language_of
 from harness.records import Problem, problem_from_json
+from harness.sample_parts import Part, parts_of
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox.shared import shared_sandbox
 
@@ -24,11 +25,21 @@ READ_AHEAD = 8  # samples queued on the fork server beyond the one being judged
 
 
 def build_request(
-    problem: Problem, program: str, *, coverage: bool = False, seed: int = 0
+    problem: Problem,
+    program: str,
+    *,
+    coverage: bool = False,
+    seed: int = 0,
+    part: Part | None = None,
 ) -> SampleRequest:
-    """The sandbox request that runs every case of ``problem`` against ``program``."""
+    """The sandbox request that runs every case of ``problem`` (or of one ``part`` of its
+    cases: harness.sample_parts) against ``program``."""
     cases = case_requests(problem)
+    if part is not None:
+        cases = cases[part[0] : part[1]]
     return SampleRequest(
+        # a part's first time-out already fails the sample: its other cases cost nothing
+        timeouts_in_a_row=1 if part is not None else 2,
         program=program,
         entry_point=problem.entry_point,
         cases=cases,
@@ -112,6 +123,8 @@ class LoadedSuite:
                 self.sample_ids.setdefault(row["task_id"], []).append(row["sample_id"])
         self._executions: dict[tuple[str, str], SampleExecution] = {}
         self._tickets: dict[tuple[str, str], int] = {}  # submitted to the sandbox, not collected
+        self._first_parts: dict[tuple[str, str], int] = {}  # the same, of a sample in parts
+        self._parts = {t: parts_of(p) for t, p in self.problems.items()}
         self._sandbox: Sandbox | None = None
         self.sandbox_settings = SandboxSettings(
             memory_mb=int(self.settings.get("memory_mb", 1024)),
@@ -127,9 +140,18 @@ class LoadedSuite:
         for key in keys:
             if key in self._executions or key in self._tickets or key not in self.programs:
                 continue
+            if key in self._first_parts:
+                continue
             if language_of(self.problems[key[0]]) is not None:
                 continue  # a compiled language's sample runs when asked (its driver)
-            self._tickets[key] = self.sandbox.submit(self._request(key))
+            if self.in_parts(key[0]):
+                self._first_parts[key] = self.sandbox.submit(self._request(key, 0))
+            else:
+                self._tickets[key] = self.sandbox.submit(self._request(key))
+
+    def in_parts(self, task_id: str) -> bool:
+        """Whether the task's samples run in parts that stop at the first failed one."""
+        return len(self._parts[task_id]) > 1
 
     @property
     def sandbox(self) -> Sandbox:
@@ -138,10 +160,35 @@ class LoadedSuite:
             self._sandbox = shared_sandbox(self.sandbox_settings)
         return self._sandbox
 
-    def _request(self, key: tuple[str, str]) -> SampleRequest:
+    def _request(self, key: tuple[str, str], part: int | None = None) -> SampleRequest:
         return build_request(
-            self.problems[key[0]], self.programs[key], coverage=bool(self.settings.get("coverage"))
+            self.problems[key[0]],
+            self.programs[key],
+            coverage=bool(self.settings.get("coverage")),
+            part=None if part is None else self._parts[key[0]][part],
         )
+
+    def execution_parts(self, task_id: str, sample_id: str) -> Iterator[SampleExecution]:
+        """The executions of the sample's parts (:mod:`harness.sample_parts`), in order.
+
+        A part is submitted only once the caller asks for it, after judging the one before:
+        the caller stops after a failed part by closing the iterator, and no work is spent on
+        a part that would not be judged (a slow program's next part would also hold up every
+        sample queued behind it). The fork server meanwhile runs the samples read ahead. A
+        part that meets an infrastructure fault gets one fresh try.
+        """
+        key = (task_id, sample_id)
+        first = self._first_parts.pop(key, None)
+        for index in range(len(self._parts[task_id])):
+            if index == 0 and first is not None:
+                execution = self.sandbox.collect(first)
+            else:
+                execution = self.sandbox.run(self._request(key, index))
+            if execution.infra_error:
+                execution = self.sandbox.run(self._request(key, index))
+            yield execution
+            if execution.infra_error:
+                return
 
     def execution(self, task_id: str, sample_id: str) -> tuple[SampleExecution, bool]:
         """The sample's execution, and whether this call ran it (False: it came from the cache)."""
@@ -152,6 +199,9 @@ class LoadedSuite:
         if language is not None:
             self._executions[key] = self._native(key, language)
             return self._executions[key], True
+        first_part = self._first_parts.pop(key, None)
+        if first_part is not None:  # planned in parts, asked for whole (not judged in parts)
+            self.sandbox.collect(first_part)
         ticket = self._tickets.pop(key, None)
         if ticket is None:
             ticket = self.sandbox.submit(self._request(key))

@@ -283,23 +283,26 @@ def judge_sample(
     problem: Problem,
     functions: Sequence[tuple[str, Callable[..., Any]]],
     execution: SampleExecution,
+    budget_s: float = SAMPLE_BUDGET_S,
 ) -> list[CaseOutcome]:
     """Run every check function of the sample; one outcome per case, in the problem's order.
 
     A sample the sandbox could not run (``infra_error``) gets ``error`` for every case.
+    ``budget_s``: CPU seconds all these checks may spend here (a sample judged in parts
+    passes what its earlier parts left).
     """
     if execution.infra_error:
         message = f"sandbox failure: {execution.infra_error}"
         return [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
     outcomes: list[CaseOutcome] = []
-    spent_until = _cpu_s() + SAMPLE_BUDGET_S
+    spent_until = _cpu_s() + budget_s
     running: tuple[str, float] | None = None  # the case on the clock, and its seconds
     # The budget is armed once per sample and restarted per case (arming per case was a few
     # percent of a HumanEval sample's whole cost). Should its signal escape a case's own
     # handling (it repeats while armed), the case running then fails and the rest are not
     # checked.
     try:
-        with stable_assert_messages(), check_budget(SAMPLE_BUDGET_S) as budget:
+        with stable_assert_messages(), check_budget(max(budget_s, 0.0)) as budget:
             for case_id, function in functions:
                 seconds = min(CASE_BUDGET_S, spent_until - _cpu_s())
                 running = (case_id, seconds)

@@ -95,8 +95,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="llm_per_case",
         action="store_true",
         default=False,
-        help="one pytest item per check case and sample (default: one item per sample, which "
-        "runs every case; results.jsonl has every case's outcome either way)",
+        help="one pytest item per check case and sample (default: one item per sample); every "
+        "case is then judged, as with --llm-every-case",
+    )
+    group.addoption(
+        "--llm-every-case",
+        dest="llm_every_case",
+        action="store_true",
+        default=False,
+        help="judge every case of every sample, even after one failed (EvalPlus's suites and "
+        "stdio tests otherwise stop at a sample's first failure when only the verdict is "
+        "wanted; a reward that reads per-case results asks for every case itself)",
     )
     group.addoption(
         "--llm-plus",

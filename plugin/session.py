@@ -84,6 +84,7 @@ class EvalSession:
                 "plus": config.getoption("llm_plus"),
             },
             session_scores=True,
+            every_case=bool(config.getoption("llm_every_case") or config.getoption("llm_per_case")),
         )
         try:
             # The folder is kept: unchanged modules keep pytest's rewritten bytecode

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.records import CheckCase, Problem
+from harness.records import STOP_AT_FIRST_FAILURE, CheckCase, Problem
 from suites import evalplus_expected  # noqa: F401 - registers the expected outputs' step
 from suites.errors import SuiteError
 from suites.evalplus_inputs import mbpp_inputs, python_literal
@@ -169,6 +169,9 @@ def problem_from_record(suite: str, record: Mapping[str, Any], digest: str, wher
             "data_version": DATASETS[suite][1],
             "evalplus": {"dataset": dataset, "data_sha256": digest, "atol": float(atol)},
             "contract": str(record.get("contract", "")),
+            # As evalplus without --test-details: a sample stops at its first failed input
+            # when only the verdict is wanted (harness.sample_parts).
+            STOP_AT_FIRST_FAILURE: True,
         },
     )
 

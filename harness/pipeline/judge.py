@@ -4,14 +4,16 @@ path share, and the loop that judges a whole suite (or a worker's share of it) h
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.results import CaseOutcome, SampleOutcomes, build_row, execution_record
 from harness.runtime import READ_AHEAD, LoadedSuite, loaded_suite
+from harness.sample_parts import NOT_RUN, STOPPED_NOTE, merged
 from harness.sandbox import SampleExecution
-from harness.verdicts import case_functions, judge_sample, load_check_module
+from harness.verdicts import SAMPLE_BUDGET_S, case_functions, judge_sample, load_check_module
 
 Key = tuple[str, str]  # (task_id, sample_id)
 CheckFunctions = Sequence[tuple[str, Callable[..., Any]]]
@@ -33,10 +35,50 @@ def judge_one(
     An infrastructure fault of the sandbox gets one fresh try.
     """
     suite.plan([key, *upcoming])  # this one first: plan() skips what is already queued
+    if suite.in_parts(key[0]):
+        return _judge_in_parts(suite, key, functions, on_execution)
     execution, ran_here = suite.execution_with_retry(*key)
     if on_execution is not None:
         on_execution(execution, ran_here)
     return judge_sample(suite.problems[key[0]], functions, execution)
+
+
+def _judge_in_parts(
+    suite: LoadedSuite,
+    key: Key,
+    functions: CheckFunctions,
+    on_execution: Callable[[SampleExecution, bool], None] | None,
+) -> list[CaseOutcome]:
+    """Judge a sample part by part (harness.sample_parts) and run no part after a failed one:
+    its cases are failed as not run. The checks of all parts share one sample's budget."""
+    problem = suite.problems[key[0]]
+    by_case = dict(functions)
+    outcomes: list[CaseOutcome] = []
+    parts: list[SampleExecution] = []
+    budget_end = time.process_time() + SAMPLE_BUDGET_S
+    stream = suite.execution_parts(*key)
+    try:
+        for part in stream:
+            parts.append(part)
+            execution = merged(parts)
+            if on_execution is not None:
+                on_execution(execution, True)
+            if part.infra_error:
+                return judge_sample(problem, functions, execution)
+            ids = [case.case_id for case in problem.cases if case.case_id in part.cases]
+            budget = budget_end - time.process_time()
+            judged = judge_sample(problem, [(c, by_case[c]) for c in ids], part, budget)
+            outcomes += judged
+            if any(outcome.status != "passed" for outcome in judged):
+                break
+    finally:
+        stream.close()  # no part after a failed one is run
+    judged_ids = {outcome.case_id for outcome in outcomes}
+    rest = [CaseOutcome(c, "failed", NOT_RUN) for c, _f in functions if c not in judged_ids]
+    if rest and on_execution is not None:
+        execution.notes.append(f"{STOPPED_NOTE}: {len(rest)} cases not run")
+        on_execution(execution, True)
+    return outcomes + rest
 
 
 def judge_suite(

@@ -8,6 +8,7 @@ it as a usage error.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 
 from harness.compile import CompiledSuite, SuiteSettings, compile_suite
 from harness.pipeline.steps import run_problem_steps
-from harness.records import Problem, Sample
+from harness.records import EVERY_CASE, Problem, Sample
 from harness.sandbox import SandboxSettings
 from harness.sandbox.shared import shared_sandbox
 from harness.timeouts import prepare_problems
@@ -42,6 +43,9 @@ class RunSettings:
     # Name the reward in the manifest, so the pytest session scores the rows (the plugin, and a
     # later plain `pytest OUT/suite`); evaluate() scores them itself, after its row extras.
     session_scores: bool = False
+    # Judge every case of every sample, even after one failed (per-case detail): problems
+    # that stop at their first failed case when only the verdict is wanted then do not.
+    every_case: bool = False
 
 
 @dataclass
@@ -117,11 +121,15 @@ def prepare_suite(
     memory_mb = settings.memory_mb
     cap_s = None
     coverage = False
+    every_case = settings.every_case
     if reward_config is not None:
         problems = _with_reward_dependencies(problems, reward_config, settings.reward)
         memory_mb = reward_config.memory_limit or memory_mb
         cap_s = reward_config.test_timeout
         coverage = bool(reward_config.needs_coverage)
+        every_case = every_case or coverage or reward_config.every_case
+    if every_case:
+        problems = [_every_case(p) for p in problems]
     root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
     sandbox = shared_sandbox(sandbox_settings_for(memory_mb, (*hidden, str(root))))
@@ -138,6 +146,12 @@ def prepare_suite(
     )
     compiled = compile_suite(timed, samples, root, suite_settings)
     return PreparedSuite(root, timed, reward_config, compiled)
+
+
+def _every_case(problem: Problem) -> Problem:
+    """``problem`` flagged to have every case judged (a partial-credit reward, coverage or
+    per-case detail asks for it)."""
+    return dataclasses.replace(problem, metadata={**problem.metadata, EVERY_CASE: True})
 
 
 def _with_reward_dependencies(

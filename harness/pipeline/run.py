@@ -34,6 +34,7 @@ def evaluate_local(
     quiet: bool = True,
     pytest_session: bool = False,
     row_extras: Sequence[Mapping[str, Any]] | None = None,
+    every_case: bool = False,
 ) -> list[dict[str, Any]]:
     """Rows for ``samples`` in their order (see :func:`harness.evaluate.evaluate`)."""
     check_row_extras(row_extras, samples)
@@ -42,7 +43,9 @@ def evaluate_local(
     check_tasks(problems, samples)
     samples = unique_ids(samples)
     out = (Path(out_dir) if out_dir is not None else default_out_dir()).resolve()
-    settings = RunSettings(reward=reward, memory_mb=memory_mb, timeout_s=timeout_s)
+    settings = RunSettings(
+        reward=reward, memory_mb=memory_mb, timeout_s=timeout_s, every_case=every_case
+    )
     prepared = prepare_suite(problems, samples, out / "suite", settings)
     keys = [(s.task_id, s.sample_id) for s in samples]
     if pytest_session:  # the session writes results.jsonl and summary.json itself

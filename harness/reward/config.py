@@ -59,7 +59,13 @@ WEIGHTED_DEFAULTS: dict[str, Any] = {
 }
 BUILTIN: dict[str, dict[str, Any]] = {
     "weighted": {"preset": "weighted", "evaluation": WEIGHTED_DEFAULTS, "shift": 0.0},
-    "binary": {"preset": "binary", "shift": 0.0, "feedback": "passed", "sandbox_slice": 0},
+    "binary": {
+        "preset": "binary",
+        "shift": 0.0,
+        "feedback": "passed",
+        "sandbox_slice": 0,
+        "every_case": False,
+    },
     "code_levels": {"preset": "code_levels", "helper": True, "helper_name": "aux", "shift": -4.0},
     "code_levels_single": {"preset": "code_levels", "helper": False, "shift": -2.1},
     "class_levels": {"preset": "class_levels", "shift": -6.0},
@@ -91,6 +97,11 @@ class RewardConfig:
     # Import name -> pinned distribution, added to every Python problem's own allow-list
     # (harness.deps.resolve); errors name this config's file, line and entry.
     dependencies: dict[str, str] = field(default_factory=dict)
+    # Judge every case even after one failed: a reward that reads per-case results (partial
+    # credit) needs them all. A reward of the verdict alone (binary, stdio_all_pass) says
+    # false, and problems that can stop at their first failed case then do (EvalPlus's
+    # inputs, stdio tests).
+    every_case: bool = True
 
     @property
     def needs_coverage(self) -> bool:
@@ -193,7 +204,7 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
     data = dict(data)
     known_keys = {
         "preset", "aggregator", "evaluation", "shift", "feedback", "sandbox_slice",
-        "analyzers", "params", "helper", "helper_name", "name", "dependencies",
+        "analyzers", "params", "helper", "helper_name", "name", "dependencies", "every_case",
     }  # fmt: skip
     unknown = sorted(set(data) - known_keys)
     if unknown:
@@ -214,6 +225,9 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
         if key in data:
             params[key] = data[key]
     dependencies = _dependencies(data, source)
+    every_case = data.get("every_case", True)
+    if not isinstance(every_case, bool):
+        raise RewardConfigError(f"{source}: every_case must be true or false, got {every_case!r}")
     return RewardConfig(
         name=str(data.get("name") or name or Path(source).stem),
         preset=preset,
@@ -226,6 +240,7 @@ def from_mapping(data: Mapping[str, Any], source: str, name: str | None = None) 
         aggregator=aggregator,
         aggregator_path=None if path is None else str(path),
         dependencies=dependencies,
+        every_case=every_case,
     )
 
 

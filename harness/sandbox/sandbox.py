@@ -507,6 +507,7 @@ def _sample_message(request: SampleRequest, key: str, ident: int) -> dict[str, A
         "budget_s": float(request.budget_s),
         "coverage": bool(request.coverage),
         "seed": int(request.seed),
+        "timeouts_in_a_row": int(request.timeouts_in_a_row),
     }
 
 

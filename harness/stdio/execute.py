@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Generator
 
-from harness.records import Problem
+from harness.records import EVERY_CASE, Problem
 from harness.sandbox import CaseExecution, SampleExecution, Sandbox, SandboxSettings
 from harness.sandbox.api import empty_resources
 from harness.sandbox.shared import shared_sandbox
@@ -114,6 +114,10 @@ class _Judge:
         self.limit_s = limit_s
         self.hide = hide
         self.last_passed = True
+        # A partial-credit reward (harness.reward's every_case) needs every test's verdict.
+        self.stop_at_first_failure = spec.stop_at_first_failure and not problem.metadata.get(
+            EVERY_CASE
+        )
         self.resources = empty_resources()
         self.stopped_early = False
         self.infra_error: str | None = None
@@ -123,7 +127,7 @@ class _Judge:
         """Called by the runner after each run (the verdict is already known by then)."""
         if run.end == "error":
             return False
-        return self.last_passed or not self.spec.stop_at_first_failure
+        return self.last_passed or not self.stop_at_first_failure
 
     def judge_all(
         self, case_ids: list[str], runs: Generator[TestRun, None, None]

@@ -1,0 +1,88 @@
+"""A sample's cases in parts, when only its verdict is wanted: the first failed part ends it.
+
+A problem whose loader sets ``metadata["stop_at_first_failure"]`` (EvalPlus's suites: hundreds of
+inputs per problem, and evalplus itself stops at the first failure unless asked for details)
+runs its cases in parts, each one child of the fork server: every group of cases (``base``,
+``plus``) starts a part of its own, and a large group is cut into parts that grow fourfold
+(64, 256, 1024, ...). The trusted side judges each part as it comes back and runs no part after
+one that failed, so a program wrong on a base input costs only its base inputs, and a correct
+one a handful of forks more than a single child.
+
+The values still come back from the sandbox and are judged in the trusted process; only the
+number of children changes. A reward that needs every case (partial credit), a run that asks
+for every case's verdict, and ``--llm-per-case`` set ``metadata["every_case"]`` and get one part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.compile import oracle_group
+from harness.records import EVERY_CASE, STOP_AT_FIRST_FAILURE, Problem
+from harness.sandbox import CaseExecution, SampleExecution
+from harness.sandbox.api import RESOURCE_KEYS, empty_resources
+
+FIRST_PART = 64  # cases in a group's first part
+GROWTH = 4  # each next part of a group is this many times larger
+NOT_RUN = "not run: an earlier case failed (only the verdict counts)"
+STOPPED_NOTE = "stopped at the first failed part of its cases"
+_OUTPUT_CAP = 64 * 1024  # of each of stdout and stderr, over all parts (as one child's)
+
+Part = tuple[int, int]  # case indexes [start, stop) of the problem's cases
+
+
+def stops_at_first_failure(problem: Problem) -> bool:
+    """Whether ``problem``'s samples run in parts that stop at the first failed one."""
+    metadata = problem.metadata or {}
+    return bool(metadata.get(STOP_AT_FIRST_FAILURE)) and not metadata.get(EVERY_CASE)
+
+
+def parts_of(problem: Problem) -> tuple[Part, ...]:
+    """The parts ``problem``'s cases run in, in order (one part: every case at once)."""
+    count = len(problem.cases)
+    if not stops_at_first_failure(problem) or count == 0:
+        return ((0, count),)
+    parts: list[Part] = []
+    start = 0
+    while start < count:
+        group = oracle_group(problem.cases[start].case_id)
+        end = start
+        while end < count and oracle_group(problem.cases[end].case_id) == group:
+            end += 1
+        size = FIRST_PART
+        while start < end:
+            stop = min(end, start + size)
+            parts.append((start, stop))
+            start, size = stop, size * GROWTH
+    return tuple(parts)
+
+
+def merged(executions: Sequence[SampleExecution]) -> SampleExecution:
+    """The executions of a sample's parts as one: every case that ran, times and counters
+    summed, the peak memory the largest, output kept up to one child's bound."""
+    if len(executions) == 1:
+        return executions[0]
+    cases: dict[str, CaseExecution] = {}
+    resources = empty_resources()
+    notes: list[str] = []
+    stdout = stderr = ""
+    for part in executions:
+        cases.update(part.cases)
+        stdout += part.stdout[: max(0, _OUTPUT_CAP - len(stdout))]
+        stderr += part.stderr[: max(0, _OUTPUT_CAP - len(stderr))]
+        for key in RESOURCE_KEYS:
+            value = part.resources.get(key, 0)
+            resources[key] = (
+                max(resources[key], value) if key == "max_rss_kib" else (resources[key] + value)
+            )
+        notes += [note for note in part.notes if note not in notes]
+    return SampleExecution(
+        cases=cases,
+        stdout=stdout,
+        stderr=stderr,
+        duration_s=sum(part.duration_s for part in executions),
+        max_rss_kb=max(part.max_rss_kb for part in executions),
+        infra_error=next((p.infra_error for p in executions if p.infra_error), None),
+        notes=notes,
+        resources=resources,
+    )
