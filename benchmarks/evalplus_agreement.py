@@ -4,7 +4,8 @@
     CODEEVAL_DATA_DIR=/work/shared/data python -m benchmarks.evalplus_agreement --suite mbpp-plus --tasks 0:40
 
 The programs are benchmarks/evalplus_programs.py's (references, mutants, edge-case, float-noise
-and tuple-as-list wrappers). Prints, per suite: programs compared, agreement on the base inputs
+and tuple-as-list wrappers), and with ``--samples`` a model's answers (SmolLM2's from a run
+folder). Prints, per suite: programs compared, agreement on the base inputs
 and on base + plus (target: at least 99.5%), programs HumanEval+ passes that the project fails
 (must be none), each disagreement with the first case the project failed, and the problems the
 project reports as data defects (left out of the comparison).
@@ -14,9 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 
-from benchmarks.evalplus_programs import compare, make_programs, run_evalplus, run_project
+from benchmarks.evalplus_programs import (
+    answers_from,
+    compare,
+    make_programs,
+    run_evalplus,
+    run_project,
+)
 from suites.evalplus import data_file
 from suites.registry import default_data_dir, load_suite
 
@@ -27,6 +35,14 @@ def main() -> None:
     parser.add_argument("--tasks", default=":", help="a slice of the problems, e.g. 0:40")
     parser.add_argument("--mutants", type=int, default=2, help="mutants per problem")
     parser.add_argument("--json", type=Path, help="write the disagreements here")
+    parser.add_argument(
+        "--samples",
+        type=Path,
+        action="append",
+        default=[],
+        help="add a model's answers: a samples file or a run folder (its results.jsonl); "
+        "each suite takes the answers to its own task ids",
+    )
     args = parser.parse_args()
     folder = default_data_dir()
     report = {}
@@ -36,15 +52,18 @@ def main() -> None:
             int(start) if start else None : int(stop) if stop else None
         ]
         programs = make_programs(problems, args.mutants)
+        for samples in args.samples:
+            programs += answers_from(samples, problems)
         path = data_file(suite, folder)
         if path is None:
             raise SystemExit(f"no EvalPlus mirror for {suite} under {folder}")
         theirs, _ = run_evalplus(suite, path, problems, programs, fast_check=True)
         ours = run_project(problems, programs)
         result = compare(ours, theirs)
+        kinds = Counter(p.kind for p in programs)
         print(
-            f"{suite}: {len(programs)} programs, {result.compared} compared "
-            f"({len(result.data_defects)} on data-defect problems left out)"
+            f"{suite}: {len(programs)} programs ({', '.join(f'{n} {k}' for k, n in kinds.items())}), "
+            f"{result.compared} compared ({len(result.data_defects)} on data-defect problems left out)"
         )
         print(f"  base agreement: {result.base_agree}/{result.compared}")
         print(f"  base+plus agreement: {result.plus_agree}/{result.compared} = {result.rate:.4f}")

@@ -41,7 +41,7 @@ OVERRIDE_ENV = {"humaneval": "HUMANEVAL_OVERRIDE_PATH", "mbpp": "MBPP_OVERRIDE_P
 @dataclass(frozen=True)
 class Program:
     task_id: str
-    kind: str  # reference, mutant, edge, float-noise, tuple-as-list
+    kind: str  # reference, mutant, edge, float-noise, tuple-as-list, model
     source: str
 
     @property
@@ -100,6 +100,23 @@ def make_programs(problems: Sequence[Problem], mutants_per_problem: int = 2) -> 
     return list(unique.values())
 
 
+def answers_from(path: Path, problems: Sequence[Problem]) -> list[Program]:
+    """A model's answers to ``problems`` as programs (kind ``model``): the ``completion`` of each
+    line of a samples file, or of a run's ``results.jsonl`` (a folder: its ``results.jsonl``),
+    such as ``pytest --llm-eval humaneval-plus --llm-model smollm2-135m --llm-out DIR`` writes.
+    Both judges then get the same program (the project assembles it with the prompt)."""
+    if path.is_dir():
+        path = path / "results.jsonl"
+    wanted = {p.task_id for p in problems}
+    programs: dict[tuple[str, str], Program] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line) if line.strip() else {}
+        task_id, completion = record.get("task_id"), record.get("completion")
+        if task_id in wanted and isinstance(completion, str):
+            programs.setdefault((task_id, completion), Program(task_id, "model", completion))
+    return list(programs.values())
+
+
 def samples_for(problems: Sequence[Problem], programs: Sequence[Program]) -> list[Sample]:
     del problems
     return [Sample(p.task_id, p.source, p.sample_id) for p in programs]
@@ -110,11 +127,14 @@ def run_project(
     programs: Sequence[Program],
     workers: int = 2,
     out: Path | None = None,
+    every_case: bool = False,
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """``{(task_id, sample_id): row}`` from ``harness.evaluate`` (every input judged)."""
+    """``{(task_id, sample_id): row}`` from ``harness.evaluate``: a sample stops at its first
+    failed input (as evalplus's ``fast_check``), or every input is judged (``every_case``)."""
     from harness.evaluate import evaluate
 
-    rows = evaluate(problems, samples_for(problems, programs), workers=workers, out_dir=out)
+    samples = samples_for(problems, programs)
+    rows = evaluate(problems, samples, workers=workers, out_dir=out, every_case=every_case)
     return {(r["task_id"], r["sample_id"]): r for r in rows}
 
 
