@@ -259,6 +259,36 @@ def test_verdicts_are_stable(world: dict) -> None:
         assert [c.status for c in first.cases.values()] == [c.status for c in second.cases.values()]
 
 
+FORK_BOMB_UNCAUGHT = "import os\ndef add(a, b):\n    while True:\n        os.fork()\n"
+FORKED_COPY_ANSWERS = (
+    "import os, time\n"
+    "def add(a, b):\n"
+    "    if os.fork() == 0:\n"
+    "        return a + b  # the copy answers right, at once\n"
+    "    time.sleep(0.05)\n"
+    "    return a - b\n"
+)
+
+
+def test_a_fork_bomb_gets_the_same_verdict_every_time(world: dict) -> None:
+    """Its copies raise out of the candidate into the harness's loop: they never send a frame,
+    so the child's own verdict (the fork that failed) is the case's, run after run."""
+    request = SampleRequest(FORK_BOMB_UNCAUGHT, "add", CASES)
+    runs = [world["sandbox"].run(request) for _ in range(4)]
+    seen = {
+        tuple((c.status, c.exception and c.exception["type"]) for c in r.cases.values())
+        for r in runs
+    }
+    assert seen == {(("raised", "BlockingIOError"),) * 3}, seen
+    _after(world, runs[-1])
+
+
+def test_a_forked_copy_never_answers_for_the_child(world: dict) -> None:
+    result = world["sandbox"].run(SampleRequest(FORKED_COPY_ANSWERS, "add", CASES))
+    assert [c.values for c in result.cases.values()] == [[-1], [-1], [-10]]
+    _after(world, result)
+
+
 def test_opaque_values_equal_nothing(world: dict) -> None:
     result = world["sandbox"].run(SampleRequest(PROGRAMS["eq_always_true"], "add", CASES))
     value = result.cases["c0"].values[0]

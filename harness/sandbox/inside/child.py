@@ -29,6 +29,7 @@ _compile, _exec, _eval, _dict, _len, _range = compile, exec, eval, dict, len, ra
 _type, _str, _memoryview, _zip = type, str, memoryview, zip
 _perf = time.perf_counter
 _exit = os._exit
+_getpid = os.getpid
 # Opcodes the coverage tracer needs, looked up once in the server (children inherit them).
 _RESUME = dis.opmap.get("RESUME")
 _PUSH_EXC_INFO = dis.opmap.get("PUSH_EXC_INFO")
@@ -124,6 +125,7 @@ class _Sender:
         self._frame = codec.frame
         self._write = os.write
         self._nonce = nonce
+        self._pid = _getpid()  # the child the server waits for
         # Only where frames are built with the pure-Python json encoder (which looks builtins
         # up at call time) are the original builtins put back while a frame is built: a
         # candidate that patched isinstance or len must not break our own frames.
@@ -134,6 +136,11 @@ class _Sender:
             self._copy, self._clear, self._update = dict.copy, dict.clear, dict.update
 
     def send(self, kind: int, index: int, payload: dict[str, Any]) -> None:
+        if _getpid() != self._pid:
+            # A process the candidate forked, back in our loop (a fork bomb's copies raise
+            # out of the candidate): it never speaks for the sample. Its frames would only
+            # race the child's, a corrupted channel or not by chance.
+            _exit(0)
         payload["n"] = self._nonce
         payload["i"] = index
         if not self._guard_builtins:
