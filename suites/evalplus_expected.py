@@ -33,7 +33,7 @@ from harness.sandbox.channel.codec import Opaque
 
 REFERENCE_LIMIT_S = 20.0  # per input: the reference is measured, never cut short
 IN_FLIGHT = 8  # references queued on the fork server at once
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4  # 4: a canonical output over the channel's bounds is a defect, not data
 
 # EvalPlus's special oracles, chosen by entry point name (as evalplus does).
 MBPP_SET_EQUAL = frozenset(
