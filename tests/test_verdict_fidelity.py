@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.checks import split_check
 from harness.compile import render_test_module
@@ -366,3 +368,19 @@ def test_an_iterator_that_hangs_times_out_inside_its_case(sandbox: Sandbox) -> N
     execution = sandbox.run(build_request(problem, program))
     assert execution.cases["case_0"].status == "timeout"
     assert execution.cases["case_1"].status == "ok"  # the next case runs in a fresh child
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_a_failed_checks_message_is_the_line_pytest_shows(message: str) -> None:
+    """failure_message formats ``pytest.fail(why)`` itself (an oracle fails hundreds of inputs
+    so): the text is the one pytest's own ExceptionInfo gives, for any message."""
+    from _pytest._code import ExceptionInfo
+
+    from harness.verdicts import MAX_MESSAGE, failure_message
+
+    try:
+        pytest.fail(message, pytrace=False)
+    except BaseException as exc:  # noqa: B036 - pytest.fail raises an OutcomeException
+        pytests = ExceptionInfo.from_exception(exc).exconly(tryshort=True).strip()[:MAX_MESSAGE]
+        assert failure_message(exc) == pytests
