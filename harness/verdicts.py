@@ -38,6 +38,7 @@ from _pytest.outcomes import Exit
 
 from harness.compile import oracle_group
 from harness.oracles import judge as judge_with_oracle
+from harness.oracles import prepare as prepare_expected
 from harness.paths import cache_dir, write_cache_file
 from harness.records import CheckCase, Problem
 from harness.results import CaseOutcome
@@ -294,6 +295,11 @@ def judge_sample(
     if execution.infra_error:
         message = f"sandbox failure: {execution.infra_error}"
         return [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
+    index = case_index(problem)
+    for case_id, _function in functions:  # the expected outputs are trusted data: not budgeted
+        case = index.get(case_id)
+        if case is not None and case.oracle and case.expected:
+            prepare_expected(case.expected)
     outcomes: list[CaseOutcome] = []
     spent_until = _cpu_s() + budget_s
     running: tuple[str, float] | None = None  # the case on the clock, and its seconds

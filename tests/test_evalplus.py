@@ -217,3 +217,27 @@ def test_a_run_gives_base_and_plus_verdicts_and_names_the_data(shared_data: Path
     assert entry["base"]["pass@1"] == 1.0 and entry["pass@1"] == pytest.approx(5 / 6)
     module = next((tmp_path / "out").rglob("test_HumanEval_0.py")).read_text()
     assert "def test_plus(sandbox, case_id):" in module and module.count("def test_") == 2
+
+
+def test_the_expected_outputs_cost_is_not_the_checks_budget() -> None:
+    """Parsing a large expected output is the harness's own cost: a check budget far below it
+    still judges the case (Mbpp/630's outputs made the reference fail on a loaded machine)."""
+    import time
+
+    from harness.records import CheckCase
+    from harness.sandbox import CaseExecution, SampleExecution
+    from harness.verdicts import judge_sample
+
+    big = list(range(1_000_000)) + [time.time_ns()]  # a text no earlier test parsed
+    expected = json.dumps({"kind": "exact", "atol": 0.0, "out": encoded(big)})
+    start = time.process_time()
+    json.loads(expected)
+    assert time.process_time() - start > 0.03  # parsing alone is over the budget below
+    case = CheckCase(
+        "plus_0", "", "compare", calls=("candidate()",), oracle="evalplus", expected=expected
+    )
+    problem = Problem("s", "T/1", "", "f", (case,), "")
+    execution = SampleExecution(cases={"plus_0": CaseExecution("plus_0", "ok", values=[big])})
+    functions = [("plus_0", lambda sandbox: sandbox.judge("plus_0"))]
+    (outcome,) = judge_sample(problem, functions, execution, budget_s=0.02)
+    assert outcome.status == "passed", outcome.message

@@ -84,6 +84,17 @@ def parsed(expected_json: str) -> Any:
     return json.loads(expected_json)
 
 
+def prepare(expected_json: str) -> None:
+    """Parse a case's expected JSON and decode the values in it now, once per process: the
+    trusted data's cost then stays out of the checks' CPU budget (harness.verdicts), which
+    bounds what a candidate's values cost (EvalPlus's outputs can be 10**5 parts)."""
+    data = parsed(expected_json)
+    if type(data) is dict:
+        for value in data.values():
+            if type(value) is dict and "tagged" in value:
+                decoded(value)
+
+
 def encoded(value: Any) -> Any:
     """``value`` as JSON-safe data for ``expected``: ``{"json": value}`` when JSON gives it
     back exactly (lists, str-keyed dicts, str, int, finite float, bool, None: compact, as
@@ -93,8 +104,20 @@ def encoded(value: Any) -> Any:
 
 def decoded(data: Any) -> Any:
     """A value stored with :func:`encoded`. A JSON one is the parsed object itself, shared by
-    every sample judged against it: oracles only read it."""
-    return data["json"] if "json" in data else decode_value(data["tagged"])
+    every sample judged against it: oracles only read it. A tagged one is decoded once and
+    kept beside its encoding (an iterator, which a check would consume, is decoded anew)."""
+    if "json" in data:
+        return data["json"]
+    if _DECODED in data:
+        return data[_DECODED]
+    value = decode_value(data["tagged"])
+    if not hasattr(type(value), "__next__"):
+        data[_DECODED] = value
+    return value
+
+
+# The key a tagged value's decoding is kept under (encoded() writes only "json" or "tagged").
+_DECODED = "\0decoded"
 
 
 def _json_exact(value: Any, depth: int = 0) -> bool:
