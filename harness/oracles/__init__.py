@@ -88,11 +88,13 @@ def prepare(expected_json: str) -> None:
     """Parse a case's expected JSON and decode the values in it now, once per process: the
     trusted data's cost then stays out of the checks' CPU budget (harness.verdicts), which
     bounds what a candidate's values cost (EvalPlus's outputs can be 10**5 parts)."""
-    data = parsed(expected_json)
+    data = parsed(expected_json)  # this module's own copy: the decodings are kept in it
     if type(data) is dict:
         for value in data.values():
-            if type(value) is dict and "tagged" in value:
-                decoded(value)
+            if type(value) is dict and "tagged" in value and _DECODED not in value:
+                decoding = decode_value(value["tagged"])
+                if not hasattr(type(decoding), "__next__"):  # a check would consume it
+                    value[_DECODED] = decoding
 
 
 def encoded(value: Any) -> Any:
@@ -104,16 +106,13 @@ def encoded(value: Any) -> Any:
 
 def decoded(data: Any) -> Any:
     """A value stored with :func:`encoded`. A JSON one is the parsed object itself, shared by
-    every sample judged against it: oracles only read it. A tagged one is decoded once and
-    kept beside its encoding (an iterator, which a check would consume, is decoded anew)."""
+    every sample judged against it: oracles only read it. A tagged one is decoded anew, unless
+    :func:`prepare` kept its decoding."""
     if "json" in data:
         return data["json"]
     if _DECODED in data:
         return data[_DECODED]
-    value = decode_value(data["tagged"])
-    if not hasattr(type(value), "__next__"):
-        data[_DECODED] = value
-    return value
+    return decode_value(data["tagged"])
 
 
 # The key a tagged value's decoding is kept under (encoded() writes only "json" or "tagged").
