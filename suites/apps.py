@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import Problem
-from suites.errors import SuiteError
 from suites.stdio_build import to_problem
 from suites.stdio_data import (
     TRAINING_OPTIONS,
@@ -33,13 +32,11 @@ from suites.stdio_data import (
     Row,
     StdioDataError,
     StdioRecord,
-    find_mirror,
     hub_file_rows,
     json_text_field,
+    mirror_rows,
     no_more_options,
-    read_jsonl_rows,
     read_options,
-    split_files,
     suite_name,
     text_field,
     unique_ids,
@@ -121,12 +118,9 @@ def parse_row(where: str, row: dict[str, Any], split: str, suite: str = SUITE) -
 
 
 def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
-    mirror = find_mirror(data_dir, MIRROR)
-    if mirror is not None:
-        files = split_files(mirror, SPLITS)
-        if not files:
-            raise SuiteError(f"{SUITE}: {mirror} holds neither train.jsonl nor test.jsonl")
-        return {split: read_jsonl_rows(path) for split, path in files.items()}
+    mirrored = mirror_rows(data_dir, MIRROR, SPLITS, SUITE)
+    if mirrored is not None:
+        return mirrored
     hint = f"a folder {MIRROR}/ with train.jsonl/test.jsonl in $CODEEVAL_DATA_DIR"
     return {split: hub_file_rows(HUB_NAME, f"{split}.jsonl", SUITE, hint) for split in SPLITS}
 

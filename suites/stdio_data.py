@@ -180,6 +180,21 @@ def split_files(mirror: Path, splits: Iterable[str]) -> dict[str, Path]:
     return found
 
 
+def mirror_rows(
+    data_dir: str | Path | None, folder: str, splits: Sequence[str], suite: str
+) -> dict[str, list[Row]] | None:
+    """Each split's rows from the mirror folder ``folder`` (``SPLIT.jsonl``, or ``.gz``), or
+    None when there is no such folder; a folder that holds none of the splits is an error."""
+    mirror = find_mirror(data_dir, folder)
+    if mirror is None:
+        return None
+    files = split_files(mirror, splits)
+    if not files:
+        wanted = "/".join(splits)
+        raise SuiteError(f"{suite}: {mirror} holds none of {wanted}.jsonl (or .jsonl.gz)")
+    return {split: read_jsonl_rows(path) for split, path in files.items()}
+
+
 def hub_rows(
     hub_name: str, suite: str, mirror_hint: str, builder: str | None = None, **kwargs: Any
 ) -> dict[str, list[Row]]:

@@ -23,19 +23,16 @@ from typing import Any
 
 from harness.records import Problem
 from suites.apps import io_tests, solutions
-from suites.errors import SuiteError
 from suites.stdio_build import to_problem
 from suites.stdio_data import (
     TRAINING_OPTIONS,
     Row,
     StdioDataError,
     StdioRecord,
-    find_mirror,
     hub_rows,
+    mirror_rows,
     no_more_options,
-    read_jsonl_rows,
     read_options,
-    split_files,
     suite_name,
     text_field,
     unique_ids,
@@ -106,12 +103,9 @@ def parse_row(
 
 
 def _rows(data_dir: Path | None) -> dict[str, list[Row]]:
-    mirror = find_mirror(data_dir, MIRROR)
-    if mirror is not None:
-        files = split_files(mirror, SPLITS)
-        if not files:
-            raise SuiteError(f"{SUITE}: {mirror} holds neither train.jsonl nor test.jsonl")
-        return {split: read_jsonl_rows(path) for split, path in files.items()}
+    mirrored = mirror_rows(data_dir, MIRROR, SPLITS, SUITE)
+    if mirrored is not None:
+        return mirrored
     hint = f"a folder {MIRROR}/ with train.jsonl/test.jsonl in $CODEEVAL_DATA_DIR"
     # BAAI/TACO still ships its loading script (TACO.py), which datasets no longer runs; its
     # "ALL" configuration's parquet files hold the same rows.

@@ -1,16 +1,20 @@
 """A row apart from its timings: what two ways of scoring the same sample must agree on.
 
 The service's identity test and its load benchmark compare rows with this. Timings are the
-durations, the resource counters of ``execution``, and the efficiency analyzer, which measures
-the sample's speed: its report, its named part of the reward, and so that part's share of the
-reward itself (the rest of the reward must agree to 1e-6).
+durations, the resource counters of ``execution`` (CPU, memory, I/O), and the efficiency
+analyzer, which measures the sample's speed: its report, its named part of the reward, and
+so that part's share of the reward itself (the rest of the reward must agree to 1e-6).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-TIMING_KEYS = ("cpu_user_s", "cpu_system_s", "max_rss_kib", "max_rss_kb", "rchar", "wchar")
+from harness.sandbox.api import RESOURCE_KEYS
+
+# Measured per run: CPU, memory and I/O counters (read_bytes: whether a file was in the page
+# cache), as every other identity check in the project leaves them out.
+TIMING_KEYS = ("max_rss_kb", *RESOURCE_KEYS)
 TIMED_PARTS = ("efficiency",)
 
 
