@@ -295,11 +295,7 @@ def judge_sample(
     if execution.infra_error:
         message = f"sandbox failure: {execution.infra_error}"
         return [CaseOutcome(c.case_id, "error", message) for c in problem.cases]
-    index = case_index(problem)
-    for case_id, _function in functions:  # the expected outputs are trusted data: not budgeted
-        case = index.get(case_id)
-        if case is not None and case.oracle and case.expected:
-            prepare_expected(case.expected)
+    prepare_oracle_cases(problem, [case_id for case_id, _function in functions])
     outcomes: list[CaseOutcome] = []
     spent_until = _cpu_s() + budget_s
     running: tuple[str, float] | None = None  # the case on the clock, and its seconds
@@ -322,6 +318,16 @@ def judge_sample(
             seconds = running[1] if running is not None and running[0] == case_id else 0.0
             outcomes.append(CaseOutcome(case_id, "failed", _over_budget(seconds)))
     return outcomes
+
+
+def prepare_oracle_cases(problem: Problem, case_ids: Sequence[str]) -> None:
+    """Parse and decode the expected outputs of these oracle cases now (once per process):
+    they are trusted data, and their cost must not count against the checks' budget."""
+    index = case_index(problem)
+    for case_id in case_ids:
+        case = index.get(case_id)
+        if case is not None and case.oracle and case.expected:
+            prepare_expected(case.expected)
 
 
 def _judge_case(

@@ -211,3 +211,26 @@ def test_the_plugin_judges_every_case_when_asked(
         assert result.ret == 1, result.stdout.str()[-2000:]
         (row,) = [json.loads(line) for line in (pytester.path / out / "results.jsonl").open()]
         assert len(_not_run(row)) == count and not row["passed"]
+
+
+def test_decoding_a_parts_values_is_not_the_checks_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks of a sample in parts share one budget; the CPU spent decoding each part's
+    values between them is the harness's, not theirs (Mbpp/630's reference failed so)."""
+    import harness.pipeline.judge as judge
+    from harness.oracles import encoded
+
+    big = list(range(300_000))
+    expected = json.dumps({"out": encoded(big)})
+    cases = tuple(
+        CheckCase(
+            f"{group}_0", "", "compare", calls=("candidate()",), oracle="equal", expected=expected
+        )
+        for group in ("base", "plus")
+    )
+    problem = Problem("parts", "P/0", "", "f", cases, "", metadata={STOP_AT_FIRST_FAILURE: True})
+    program = "def f():\n    return list(range(300_000))\n"
+    monkeypatch.setattr(judge, "SAMPLE_BUDGET_S", 0.3)  # far less than decoding both parts
+    (row,) = evaluate([problem], [Sample("P/0", program, "right")], out_dir=tmp_path, timeout_s=30)
+    assert row["passed"], row["cases"]
