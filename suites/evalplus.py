@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.records import STOP_AT_FIRST_FAILURE, CheckCase, Problem
-from suites import evalplus_expected  # noqa: F401 - registers the expected outputs' step
+from suites import evalplus_expected  # registers the expected outputs' step
 from suites.errors import SuiteError
 from suites.evalplus_inputs import mbpp_inputs, python_literal
 
 HUMANEVAL_PLUS = "humaneval-plus"
 HUMANEVAL_PLUS_MINI = "humaneval-plus-mini"
 MBPP_PLUS = "mbpp-plus"
-ORACLE = "evalplus"
 DATA_FOLDER = "evalplus"  # under the data folder
 
 
@@ -146,7 +145,7 @@ def problem_from_record(suite: str, record: Mapping[str, Any], digest: str, wher
             source=f"EvalPlus {group} input {index} of {task_id}",
             mode="compare",
             calls=(f"candidate(*{python_literal(args)})",),
-            oracle=ORACLE,
+            oracle=evalplus_expected.ORACLE,
         )
         for group, inputs in groups.items()
         for index, args in enumerate(inputs)

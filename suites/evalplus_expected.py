@@ -31,6 +31,7 @@ from harness.runtime import build_request
 from harness.sandbox import SampleExecution, Sandbox
 from harness.sandbox.channel.codec import Opaque
 
+ORACLE = "evalplus"  # the oracle of EvalPlus's own cases (base_N, plus_N): this step fills them
 REFERENCE_LIMIT_S = 20.0  # per input: the reference is measured, never cut short
 IN_FLIGHT = 8  # references queued on the fork server at once
 CACHE_FORMAT = 4  # 4: a canonical output over the channel's bounds is a defect, not data
@@ -81,8 +82,14 @@ def with_expected(problems: Sequence[Problem], sandbox: Sandbox) -> list[Problem
 
 def _needs_expected(problem: Problem) -> bool:
     return "evalplus" in problem.metadata and any(
-        c.oracle and not c.expected for c in problem.cases
+        c.oracle == ORACLE and not c.expected for c in problem.cases
     )
+
+
+def _own_cases(problem: Problem) -> list[CheckCase]:
+    """EvalPlus's own cases of ``problem``; others (``--llm-plus``'s ``plus_gen_N``, judged by
+    their own oracle) are left as they are."""
+    return [c for c in problem.cases if c.oracle == ORACLE]
 
 
 _lock = threading.Lock()
@@ -123,7 +130,7 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _reference_request(problem: Problem) -> Any:
-    cases = tuple(dataclasses.replace(c, timeout_s=REFERENCE_LIMIT_S) for c in problem.cases)
+    cases = tuple(dataclasses.replace(c, timeout_s=REFERENCE_LIMIT_S) for c in _own_cases(problem))
     return build_request(dataclasses.replace(problem, cases=cases), problem.reference)
 
 
@@ -134,7 +141,7 @@ def _reference_outputs(problem: Problem, execution: SampleExecution) -> dict[str
         return {"error": why, "transient": True}
     not_none = oracle_kind(_dataset(problem), problem.entry_point) == "not_none"
     groups: dict[str, Any] = {"base": [], "plus": [], "base_time": [], "plus_time": []}
-    for case in problem.cases:
+    for case in _own_cases(problem):
         got = execution.cases.get(case.case_id)
         if got is None or got.status != "ok" or not got.values:
             why = got.message or got.status if got is not None else "no result"
@@ -171,6 +178,9 @@ def _filled(problem: Problem, entry: dict[str, Any]) -> Problem:
     in_force = {"base": atol, "plus": atol}  # EvalPlus checks each group in its own process
     cases: list[CheckCase] = []
     for case in problem.cases:
+        if case.oracle != ORACLE:
+            cases.append(case)
+            continue
         group, _, index = case.case_id.rpartition("_")
         out = entry[group][int(index)]
         payload: dict[str, Any] = {"kind": kind, "atol": in_force[group]}
@@ -190,4 +200,5 @@ def _call_args(case: CheckCase) -> Any:
     return eval(text[len("candidate(*") : -1], {"__builtins__": {}})  # noqa: S307 - our literal
 
 
-register_problem_step("evalplus-expected", with_expected)
+# A suite's own data: before products add cases (the plus step), whatever was imported first.
+register_problem_step("evalplus-expected", with_expected, order=10)

@@ -241,3 +241,37 @@ def test_the_expected_outputs_cost_is_not_the_checks_budget() -> None:
     functions = [("plus_0", lambda sandbox: sandbox.judge("plus_0"))]
     (outcome,) = judge_sample(problem, functions, execution, budget_s=0.02)
     assert outcome.status == "passed", outcome.message
+
+
+def test_llm_plus_adds_generated_cases_to_an_evalplus_suite(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--llm-plus N`` works on EvalPlus's suites too, whichever problem step runs first: the
+    expected-output step fills only EvalPlus's own cases and leaves the generated
+    ``plus_gen_N`` ones to their oracle (it read every case as ``base_N``/``plus_N`` and
+    crashed when the plus step had run first), from empty caches."""
+    from harness.evaluate import evaluate
+    from harness.plus import expand_plus, request_plus
+    from harness.records import Sample
+    from harness.sandbox import SandboxSettings
+    from harness.sandbox.shared import shared_sandbox
+    from suites.evalplus_expected import with_expected
+
+    monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / "cache"))
+    original = load_suite("humaneval-plus", "test[:1]", shared_data)
+    sandbox = shared_sandbox(SandboxSettings())
+    (problem,) = with_expected(expand_plus(request_plus(original, 4), sandbox), sandbox)
+    generated = [c for c in problem.cases if c.case_id.startswith("plus_gen_")]
+    assert len(generated) == 4 and len(problem.cases) == len(original[0].cases) + 4
+    own = [c for c in problem.cases if c.oracle == "evalplus"]
+    assert len(own) == len(original[0].cases)
+    assert all(json.loads(c.expected)["kind"] == "exact" for c in own)  # filled
+    assert all(c.check and not c.oracle for c in generated)  # left to their own check
+    wrong = problem.prompt + "    return False\n"  # no two numbers are ever close
+    samples = [
+        Sample(problem.task_id, problem.reference, "ref"),
+        Sample(problem.task_id, wrong, "w"),
+    ]
+    rows = {r["sample_id"]: r for r in evaluate([problem], samples, out_dir=tmp_path / "out")}
+    assert rows["ref"]["passed"] and not rows["w"]["passed"]
+    assert [c["case_id"] for c in rows["ref"]["cases"]][-4:] == [c.case_id for c in generated]

@@ -234,3 +234,26 @@ def test_decoding_a_parts_values_is_not_the_checks_budget(
     monkeypatch.setattr(judge, "SAMPLE_BUDGET_S", 0.3)  # far less than decoding both parts
     (row,) = evaluate([problem], [Sample("P/0", program, "right")], out_dir=tmp_path, timeout_s=30)
     assert row["passed"], row["cases"]
+
+
+def test_problem_steps_run_by_order_not_by_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite's own data step (order 10) runs before products' steps (50), whichever module
+    registered first: the plus step once ran before EvalPlus's expected outputs or after it,
+    by import order."""
+    from harness.pipeline import steps
+
+    ran: list[str] = []
+
+    def step(name: str):
+        def run(problems, sandbox):
+            ran.append(name)
+            return list(problems)
+
+        return run
+
+    monkeypatch.setattr(steps, "_steps", {})
+    steps.register_problem_step("z-product", step("z-product"))
+    steps.register_problem_step("a-product", step("a-product"))
+    steps.register_problem_step("data", step("data"), order=10)
+    steps.run_problem_steps([], None)  # type: ignore[arg-type]
+    assert ran == ["data", "a-product", "z-product"]
