@@ -150,8 +150,9 @@ class LoadedSuite:
                 self._tickets[key] = self.sandbox.submit(self._request(key))
 
     def in_parts(self, task_id: str) -> bool:
-        """Whether the task's samples run in parts that stop at the first failed one."""
-        return len(self._parts[task_id]) > 1
+        """Whether the task's samples run in parts that stop at the first failed one (Python
+        value-path problems only: a compiled language's driver runs a sample whole)."""
+        return len(self._parts[task_id]) > 1 and language_of(self.problems[task_id]) is None
 
     @property
     def sandbox(self) -> Sandbox:
