@@ -14,11 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Generator
 
+import harness.stdio.native_runner as native_runner
+import harness.stdio.python_runner as python_runner
 from harness.records import EVERY_CASE, Problem
 from harness.sandbox import CaseExecution, SampleExecution, Sandbox, SandboxSettings
 from harness.sandbox.api import empty_resources
 from harness.sandbox.shared import shared_sandbox
-from harness.stdio import native_runner, python_runner
 from harness.stdio.checkers import Comparison, compare, presentation_matches
 from harness.stdio.outcome import (
     OUTPUT_LIMIT_BYTES,

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import harness.stdio.execute as stdio_execute
 from harness import language_hooks
 from harness.languages import get_language
 from harness.languages import rewards as native_rewards
 from harness.records import Problem
 from harness.sandbox import SampleExecution
-from harness.stdio import execute as stdio_execute
 from harness.stdio.problem import LANGUAGE_PREFIX, STDIO_LANGUAGES, is_large, stdio_spec
 
 JUDGE_SLACK_S = 10.0  # a special judge's run per test, and the start of a runtime
