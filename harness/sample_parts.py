@@ -19,14 +19,15 @@ from collections.abc import Sequence
 
 from harness.compile import oracle_group
 from harness.records import EVERY_CASE, STOP_AT_FIRST_FAILURE, Problem
-from harness.sandbox import CaseExecution, SampleExecution
+from harness.sandbox import CaseExecution, SampleExecution, SandboxSettings
 from harness.sandbox.api import RESOURCE_KEYS, empty_resources
 
 FIRST_PART = 64  # cases in a group's first part
 GROWTH = 4  # each next part of a group is this many times larger
 NOT_RUN = "not run: an earlier case failed (only the verdict counts)"
 STOPPED_NOTE = "stopped at the first failed part of its cases"
-_OUTPUT_CAP = 64 * 1024  # of each of stdout and stderr, over all parts (as one child's)
+# Of each of stdout and stderr, over all parts: what one child may write.
+_OUTPUT_CAP = SandboxSettings().max_output_bytes
 
 Part = tuple[int, int]  # case indexes [start, stop) of the problem's cases
 
