@@ -284,3 +284,29 @@ def test_a_check_that_swallows_errors_does_not_pass_when_the_candidate_dies(
         assert result.cases["c"].status != "ok", result.cases
         honest = sandbox.run(SampleRequest("def f(x):\n    return x\n", "f", cases))
         assert honest.cases["c"].status == "ok", honest.cases
+
+
+def test_a_forked_copy_never_answers_the_judge(humaneval: dict) -> None:
+    """Only the child answers the judge's calls: a copy it forked, back in the bridge's loop,
+    exits instead (as it never sends a frame). Here the copies would answer every call right
+    while the child itself never returns: the case is the child's, a time-out, every run (a
+    fork bomb's copies answered in a race, and 3 of 2283 judged cases came out otherwise)."""
+    problem = humaneval["HumanEval/50"]  # decode_shift, checked in the judge over 100 strings
+    body = (
+        "    import os, time\n"
+        "    if os.fork() == 0:\n"
+        '        return "".join(chr(((ord(c) - 5 - ord("a")) % 26) + ord("a")) for c in s)\n'
+        "    time.sleep(60)\n"
+    )
+    request = build_request(problem, _program(problem, body))
+    request = SampleRequest(
+        **{
+            **request.__dict__,
+            "cases": tuple(CaseRequest(**{**c.__dict__, "timeout_s": 1.0}) for c in request.cases),
+            "budget_s": 10.0,
+        }
+    )
+    with Sandbox(SandboxSettings()) as sandbox:
+        result = sandbox.run(request)
+    judged = [c.case_id for c in problem.cases if c.mode == "sandbox"]
+    assert judged and all(result.cases[c].status == "timeout" for c in judged), result.cases

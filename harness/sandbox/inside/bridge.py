@@ -153,6 +153,7 @@ class ChildSide:
         self.handles: dict[int, int] = {}  # id(object) -> handle
         self._write = os.write
         self._dumps = json.dumps
+        self._pid, self._getpid, self._exit = os.getpid(), os.getpid, os._exit
 
     def _to_handle(self, value: Any) -> list[Any]:
         ref = _named(value)
@@ -237,6 +238,10 @@ class ChildSide:
         self._send(reply)
 
     def _send(self, reply: dict[str, Any]) -> None:
+        if self._getpid() != self._pid:
+            # A process the candidate forked, back in our loop: it never answers the judge
+            # (as it never sends a frame: child.py's _Sender).
+            self._exit(0)
         try:
             body = self._dumps(reply, separators=(",", ":")).encode("utf-8", "surrogatepass")
         except (TypeError, ValueError, RecursionError):
