@@ -52,16 +52,10 @@ class Program:
 
 def wrapper(entry: str, body: str) -> str:
     """Source that wraps the reference's ``entry`` (defined above it) with ``body``."""
-    return textwrap.dedent(
-        f"""
-
-        _codeeval_reference = {entry}
-
-
-        def {entry}(*args):
-        {textwrap.indent(textwrap.dedent(body).strip(), "    ")}
-        """
-    )
+    # built line by line: a dedent over the whole template would also cut the indentation
+    # of the body's second line onwards, and the program would not compile
+    inner = textwrap.indent(textwrap.dedent(body).strip(), "    ")
+    return f"\n\n_codeeval_reference = {entry}\n\n\ndef {entry}(*args):\n{inner}\n"
 
 
 EDGE = """
@@ -97,6 +91,9 @@ def make_programs(problems: Sequence[Problem], mutants_per_problem: int = 2) -> 
             source = reference + wrapper(problem.entry_point, TUPLE_AS_LIST)
             programs.append(Program(problem.task_id, "tuple-as-list", source))
     unique = {(p.task_id, p.source): p for p in programs}
+    for program in unique.values():
+        # a program that does not compile fails on both sides and would pass for agreement
+        compile(program.source, f"{program.task_id} ({program.kind})", "exec")
     return list(unique.values())
 
 
