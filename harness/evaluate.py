@@ -45,7 +45,7 @@ def evaluate(
 
     ``reward``: None, a preset name or YAML path, or a loaded ``RewardConfig``.
     ``workers``: 0 judges in this process; N > 0 in N warm worker processes
-    (:mod:`harness.pipeline.pool`), each judging whole problems.
+    (:mod:`harness.pipeline.pool`), each taking the next job of whole problems when done.
     ``pytest_session``: run the generated suite in a real pytest session (the plugin's items;
     with ``workers``, under pytest-xdist). By default the suite's check functions are judged
     without a session per call: the same generated modules, the same sandbox and the same judging code

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.evaluate import evaluate
-from harness.pipeline.pool import WorkerPool, split_shares
+from harness.pipeline.pool import WorkerPool, plan_jobs
 from harness.pipeline.prepare import RunSettings, prepare_suite
 from harness.records import Sample
 from suites import load_suite
@@ -105,16 +105,46 @@ keys_strategy = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+COSTS = {"a": 3.0, "b": 1.0, "c": 10.0}
+
+
+@settings(max_examples=300, deadline=None)
 @given(keys=keys_strategy, size=st.integers(1, 4))
-def test_shares_are_whole_problems_in_order(keys: list[tuple[str, str]], size: int) -> None:
-    shares = split_shares(keys, size, {"a": 3, "b": 1, "c": 10})
-    assert len(shares) == size
-    assert sorted(k for share in shares for k in share) == sorted(keys)
-    for share in shares:
-        assert share == [k for k in keys if k in share]  # each keeps the batch's order
-    owners = {
-        task: {i for i, share in enumerate(shares) for k in share if k[0] == task}
-        for task, _ in keys
-    }
-    assert all(len(o) == 1 for o in owners.values())  # a problem never splits
+def test_jobs_hold_every_key_once_in_order_and_split_only_problems_that_hold_up_the_batch(
+    keys: list[tuple[str, str]], size: int
+) -> None:
+    jobs = plan_jobs(keys, size, COSTS)
+    assert all(jobs)
+    assert sorted(k for job in jobs for k in job) == sorted(keys)
+    for job in jobs:
+        assert job == [k for k in keys if k in job]  # each keeps the batch's order
+    cost = {task: sum(COSTS.get(t, 1.0) for t, _ in keys if t == task) for task, _ in keys}
+    most = sum(cost.values()) / (2 * size)
+    for task in cost:
+        holders = [job for job in jobs if any(k[0] == task for k in job)]
+        if cost[task] <= most or size == 1:
+            assert len(holders) == 1  # a problem that does not hold up the batch never splits
+    # a job is never much more than a 2 x size-th of the batch (a part of that, the next part)
+    for job in jobs:
+        spent = sum(COSTS.get(task, 1.0) for task, _ in job)
+        assert size == 1 or spent < 2 * most + max(COSTS.values())
+
+
+def test_one_slow_problem_leaves_the_other_workers_the_rest() -> None:
+    # 1 problem costing as much as the 20 others together, 2 workers: it goes first, cut in
+    # two parts, and the others come in jobs that get smaller as the batch empties
+    keys = [("slow", f"s{i}") for i in range(4)] + [(f"t{i}", "s") for i in range(20)]
+    costs = {"slow": 5.0, **{f"t{i}": 1.0 for i in range(20)}}
+    jobs = plan_jobs(keys, 2, costs)
+    assert jobs[0] == [("slow", "s0"), ("slow", "s1")] and jobs[1] == [
+        ("slow", "s2"),
+        ("slow", "s3"),
+    ]
+    sizes = [len(job) for job in jobs[2:]]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1 and len(sizes) >= 4
+
+
+def test_a_batch_of_one_problem_keeps_every_worker_busy() -> None:
+    keys = [("only", f"s{i}") for i in range(16)]  # a trainer's group of 16 answers
+    jobs = plan_jobs(keys, 2, {"only": 0.1})
+    assert len(jobs) >= 2 and all(len(job) <= 4 for job in jobs)

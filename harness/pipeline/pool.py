@@ -2,9 +2,12 @@
 
 Each worker is a ``python -m harness.pipeline.worker`` process that judges its share exactly
 as the in-process path does (:func:`harness.pipeline.judge.judge_suite`), so the rows are the
-same. Shares are whole problems (a problem's check module is loaded once, and the worker's
-fork server reads ahead across its samples), balanced by samples × cases. Workers stay up
-across calls, so a trainer's batches reuse their fork servers.
+same. Work goes out in jobs of whole problems (a worker loads a problem's check module once,
+and its fork server reads ahead across a job's samples), cut only where one problem alone would
+hold up the batch; the costliest go first and the jobs get smaller as the batch empties. Each
+worker takes the next job when it is done with its last, so one slow problem never leaves the
+other workers idle behind a fixed share. Workers stay
+up across calls, so a trainer's batches reuse their fork servers.
 
 A worker that dies mid-share costs only the sample it was judging: that sample is judged again
 on a fresh worker (a kill from outside, such as the OOM killer's, is no verdict on it), and
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import os
 import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -89,30 +94,39 @@ class WorkerPool:
         self._lock = threading.Lock()  # one batch at a time: a worker serves one job
 
     def judge(
-        self, root: Path, keys: Sequence[Key], weights: Mapping[str, int]
+        self, root: Path, keys: Sequence[Key], costs: Mapping[str, float]
     ) -> list[dict[str, Any]]:
         """The rows of ``keys`` of the suite compiled in ``root``, in the order of ``keys``.
 
-        ``weights``: each task's cost per sample (its cases), to balance the shares.
+        ``costs``: each task's estimated seconds per sample, to order and size the jobs.
         """
         with self._lock:
-            return self._judge(root, keys, weights)
+            return self._judge(root, keys, costs)
 
     def _judge(
-        self, root: Path, keys: Sequence[Key], weights: Mapping[str, int]
+        self, root: Path, keys: Sequence[Key], costs: Mapping[str, float]
     ) -> list[dict[str, Any]]:
         rows: dict[Key, dict[str, Any]] = {}
-        shares = split_shares(keys, self.size, weights)
+        jobs = deque(plan_jobs(keys, self.size, costs))
         threads = [
-            threading.Thread(target=self._judge_share, args=(slot, root, share, rows))
-            for slot, share in enumerate(shares)
-            if share
+            threading.Thread(target=self._take_jobs, args=(slot, root, jobs, rows))
+            for slot in range(min(self.size, len(jobs)))
         ]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
         return [rows[key] for key in keys]
+
+    def _take_jobs(
+        self, slot: int, root: Path, jobs: deque[list[Key]], rows: dict[Key, dict[str, Any]]
+    ) -> None:
+        while True:
+            try:
+                job = jobs.popleft()  # atomic: two threads never take the same job
+            except IndexError:
+                return
+            self._judge_share(slot, root, job, rows)
 
     def _judge_share(
         self, slot: int, root: Path, share: list[Key], rows: dict[Key, dict[str, Any]]
@@ -147,22 +161,49 @@ class WorkerPool:
         self._workers = [None] * self.size
 
 
-def split_shares(keys: Sequence[Key], size: int, weights: Mapping[str, int]) -> list[list[Key]]:
-    """``keys`` in ``size`` shares of whole problems, balanced by samples × cases, each share
-    in the order of ``keys``."""
+def plan_jobs(keys: Sequence[Key], size: int, costs: Mapping[str, float]) -> list[list[Key]]:
+    """``keys`` in jobs for ``size`` workers that each take the next job when done.
+
+    ``costs``: each task's estimated seconds per sample. A problem stays in one job unless it
+    alone costs more than a ``2 × size``-th of the batch: then its samples are cut into parts
+    no costlier than that, so a batch of one problem's samples still keeps every worker busy.
+    The costliest parts go first, each job about a ``2 × size``-th of the cost still to plan,
+    so the last jobs are small and the workers end together. Each job keeps the order of
+    ``keys``.
+    """
+    if size <= 1:  # one worker takes all: a cut would only cost read-ahead
+        return [list(keys)] if keys else []
     by_task: dict[str, list[Key]] = {}
     for key in keys:
         by_task.setdefault(key[0], []).append(key)
-    loads = [0] * size
-    owner: dict[str, int] = {}
-    for task_id in sorted(by_task, key=lambda t: -len(by_task[t]) * weights.get(t, 1)):
-        slot = loads.index(min(loads))
-        owner[task_id] = slot
-        loads[slot] += len(by_task[task_id]) * weights.get(task_id, 1)
-    shares: list[list[Key]] = [[] for _ in range(size)]
-    for key in keys:
-        shares[owner[key[0]]].append(key)
-    return shares
+    total = sum(len(ks) * costs.get(task, 1.0) for task, ks in by_task.items())
+    most = max(total / (2 * size), 1e-9)
+    parts: list[tuple[float, list[Key]]] = []
+    for task, task_keys in by_task.items():
+        each = costs.get(task, 1.0)
+        whole = len(task_keys) * each <= most
+        step = len(task_keys) if whole else max(1, math.floor(most / each + 1e-9))
+        for start in range(0, len(task_keys), step):
+            part = task_keys[start : start + step]
+            parts.append((len(part) * each, part))
+    parts.sort(key=lambda part: -part[0])
+    left = total
+    jobs: list[list[Key]] = []
+    job: list[Key] = []
+    job_cost = target = 0.0
+    for cost, part in parts:
+        if not job:
+            target = left / (2 * size)
+        job.extend(part)
+        job_cost += cost
+        left -= cost
+        if job_cost >= target:
+            jobs.append(job)
+            job, job_cost = [], 0.0
+    if job:
+        jobs.append(job)
+    order = {key: i for i, key in enumerate(keys)}
+    return [sorted(job, key=order.__getitem__) for job in jobs]
 
 
 def crashed_row(root: Path, key: Key, reason: str) -> dict[str, Any]:

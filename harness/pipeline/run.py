@@ -56,8 +56,8 @@ def evaluate_local(
         if workers:
             from harness.pipeline.pool import shared_pool
 
-            weights = {p.task_id: max(1, len(p.cases)) for p in prepared.problems}
-            rows = shared_pool(workers).judge(prepared.root, keys, weights)
+            costs = {p.task_id: sample_cost(p) for p in prepared.problems}
+            rows = shared_pool(workers).judge(prepared.root, keys, costs)
         else:
             rows = judge_suite(prepared.root, keys)
         write_results(out, rows, summarize(rows, [1], {"path": "in-process"}))
@@ -71,6 +71,20 @@ def evaluate_local(
     order = {key: i for i, key in enumerate(keys)}
     rows.sort(key=lambda r: order.get((r["task_id"], r["sample_id"]), len(order)))
     return rows
+
+
+# What judging a sample costs beside its checks' own work: a fork from the warm server, and
+# the encoding, sending and judging of each case's values (measured: about 3 ms and 30 us).
+_SAMPLE_OVERHEAD_S = 0.003
+_CASE_OVERHEAD_S = 0.00003
+
+
+def sample_cost(problem: Problem) -> float:
+    """Estimated seconds to judge one sample of ``problem``: the reference's measured time per
+    case where calibration measured it, plus the harness's own overhead."""
+    durations = problem.metadata.get("reference_durations") or {}
+    work = sum(float(seconds) for seconds in durations.values())
+    return _SAMPLE_OVERHEAD_S + _CASE_OVERHEAD_S * len(problem.cases) + work
 
 
 def check_row_extras(
