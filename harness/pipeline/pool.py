@@ -6,8 +6,8 @@ same. Work goes out in jobs of whole problems (a worker loads a problem's check 
 and its fork server reads ahead across a job's samples), cut only where one problem alone would
 hold up the batch; the costliest go first and the jobs get smaller as the batch empties. Each
 worker takes the next job when it is done with its last, so one slow problem never leaves the
-other workers idle behind a fixed share. Workers stay
-up across calls, so a trainer's batches reuse their fork servers.
+other workers idle behind a fixed share. Workers stay up across calls, so a trainer's batches
+reuse their fork servers.
 
 A worker that dies mid-share costs only the sample it was judging: that sample is judged again
 on a fresh worker (a kill from outside, such as the OOM killer's, is no verdict on it), and
