@@ -107,14 +107,19 @@ class SampleItem(pytest.Item):
 
     def _upcoming(self) -> list[tuple[str, str]]:
         """The samples this process will judge next (read ahead on the fork server)."""
-        from plugin.lookup import NEXT_ITEM
+        from plugin.lookup import NEXT_ITEM, queued_items
 
         nxt = self.stash.get(NEXT_ITEM, None)
         if not isinstance(nxt, SampleItem):
             return []
-        if self.config.getoption("dist", "no") not in ("no", "load", "loadfile"):
-            return [(nxt.task_id, nxt.sample_id)]  # other schedulers may split a module
-        return [(s.task_id, s.sample_id) for s in nxt.siblings[nxt.index : nxt.index + READ_AHEAD]]
+        queued = queued_items(self.config, READ_AHEAD - 1)
+        if queued is not None:  # an xdist worker: what the scheduler sent it, in order
+            ahead = [nxt, *queued]
+        elif self.config.getoption("dist", "no") == "no":  # one process runs every item
+            ahead = nxt.siblings[nxt.index : nxt.index + READ_AHEAD]
+        else:
+            ahead = [nxt]
+        return [(s.task_id, s.sample_id) for s in ahead if isinstance(s, SampleItem)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SampleFailed):

@@ -13,6 +13,36 @@ import pytest
 
 _roots: dict[Path, Path | None] = {}
 NEXT_ITEM = pytest.StashKey["pytest.Item | None"]()  # set by plugin.protocol
+_WORKER = pytest.StashKey[Any]()  # xdist's worker-side plugin, or None
+
+
+def queued_items(config: pytest.Config, limit: int) -> list[pytest.Item] | None:
+    """Up to ``limit`` items an xdist worker holds after its next one, in the order it runs
+    them; None outside a worker (or with an xdist whose queue this cannot read).
+
+    A worker runs what the scheduler sent it, which need not be the module's next samples
+    (plugin.scheduler cuts a large module between workers): reading ahead from here starts
+    only samples this worker will judge.
+    """
+    if not hasattr(config, "workerinput"):
+        return None
+    if _WORKER not in config.stash:
+        config.stash[_WORKER] = next(
+            (
+                p
+                for p in config.pluginmanager.get_plugins()
+                if type(p).__name__ == "WorkerInteractor"
+            ),
+            None,
+        )
+    worker = config.stash[_WORKER]
+    queue = getattr(worker, "torun", None)
+    items = getattr(getattr(worker, "session", None), "items", None)
+    if not hasattr(queue, "lock") or items is None:
+        return None
+    with queue.lock() as queued:
+        indices = [i for i in list(queued)[:limit] if isinstance(i, int)]
+    return [items[i] for i in indices if i < len(items)]
 
 
 def suite_root(test_file: Path) -> Path | None:

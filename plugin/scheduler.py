@@ -1,39 +1,51 @@
-"""The xdist scheduler of an evaluation: whole generated modules per worker, sent well ahead.
+"""The xdist scheduler of an evaluation: every worker busy from the first sample to the last.
 
-Every item of a module is a sample of one problem, and a worker reads samples ahead on its fork
-server while it reports the current one; so a worker should always hold the next module before
-it finishes the current one. xdist's ``LoadFileScheduling`` tops a worker up only when two
-items are left (the read-ahead then drains at every module boundary) and looks item indices up
-with ``list.index`` (quadratic in the number of items). This scheduler implements xdist's
-scheduling protocol (``xdist.scheduler.protocol.Scheduling``) with:
+Every item of a generated module is a sample of one problem (with ``--llm-per-case``, one case
+of one sample), and a worker reads samples ahead on its fork server while it reports the
+current one. xdist runs an item only once it knows what follows it (the next item, or a
+shutdown), so a worker that holds one item and hears nothing more waits forever. xdist's
+``LoadFileScheduling`` gives whole files until a worker holds a few items and tops it up only
+when two are left (the read-ahead drains at every file boundary); its index lookups are
+quadratic. This scheduler implements xdist's scheduling protocol
+(``xdist.scheduler.protocol.Scheduling``):
 
-- work units = generated modules (one problem each), in collection order;
-- each worker kept at ``LOW_WATERMARK`` pending items or more while units remain;
+- a unit of work is one sample (every case of a sample runs on one worker); units are grouped
+  by module and handed out in collection order, whole modules where they fit in a share;
+- each worker's share is the work left divided by the workers, at most ``LOW_WATERMARK``
+  items: a small run is spread over every worker from its first sample (a module larger than a
+  share is cut between samples), a large one keeps ``LOW_WATERMARK`` items of read-ahead;
+- while work is queued no worker is left with fewer than two items, and once the queue is
+  empty every worker is told to shut down (it finishes what it holds): nothing waits;
 - index lookups through a dictionary; crashes re-queue the worker's unfinished items.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from xdist.workermanage import parse_tx_spec_config
-
-LOW_WATERMARK = 64  # pending items per worker: a few modules of read-ahead
+LOW_WATERMARK = 64  # pending items per worker on a large run: a few modules of read-ahead
+Unit = list[int]  # the item indices of one sample, in collection order
 
 
 class ModuleScheduling:
-    """Distributes generated modules over xdist workers (one module never splits)."""
+    """Distributes samples over xdist workers, whole modules where the shares allow."""
 
-    def __init__(self, config: Any, log: Any = None) -> None:
+    def __init__(self, config: Any, log: Any = None, numnodes: int | None = None) -> None:
         self.config = config
-        self.numnodes = len(parse_tx_spec_config(config))
+        if numnodes is None:
+            from xdist.workermanage import parse_tx_spec_config
+
+            numnodes = len(parse_tx_spec_config(config))
+        self.numnodes = numnodes
         self.collection: list[str] | None = None
         self.index: dict[str, int] = {}
-        self.workqueue: OrderedDict[str, list[int]] = OrderedDict()
+        self.queue: deque[deque[Unit]] = deque()  # modules, each a queue of samples
+        self.queued = 0  # items in the queue
         self.registered: dict[Any, list[str]] = {}
-        self.pending: dict[Any, set[int]] = {}
+        # Per worker, the items it holds in the order sent (the first is the one running).
+        self.pending: dict[Any, dict[int, None]] = {}
         self.log = log
 
     # -- the protocol's state ----------------------------------------------------------------
@@ -47,18 +59,18 @@ class ModuleScheduling:
 
     @property
     def tests_finished(self) -> bool:
-        if not self.collection_is_completed or self.workqueue:
+        if not self.collection_is_completed or self.queue:
             return False
         return not any(self.pending.values())
 
     @property
     def has_pending(self) -> bool:
-        return bool(self.workqueue) or any(self.pending.values())
+        return bool(self.queue) or any(self.pending.values())
 
     # -- workers come and go -----------------------------------------------------------------
     def add_node(self, node: Any) -> None:
         assert node not in self.pending
-        self.pending[node] = set()
+        self.pending[node] = {}
 
     def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
         if self.collection is not None and list(collection) != self.collection:
@@ -72,14 +84,12 @@ class ModuleScheduling:
         """Forget ``node``; its unfinished items go back to the queue, but the first one, which
         crashed the worker, is reported as crashed (xdist does the same): queued again, a sample
         that kills its worker would take down every replacement until xdist gives up."""
-        left = sorted(self.pending.pop(node, set()))
+        left = list(self.pending.pop(node, {}))
         if not left or self.collection is None:
             return None
         if left[1:]:
-            self.workqueue["crashed:" + str(left[0])] = left[1:]
-            self.workqueue.move_to_end("crashed:" + str(left[0]), last=False)
-        for other in list(self.pending):
-            self._top_up(other)
+            self._requeue(left[1:], first=True)
+        self._fill(self.nodes)
         return self.collection[left[0]]
 
     # -- scheduling ----------------------------------------------------------------------------
@@ -88,36 +98,94 @@ class ModuleScheduling:
         if self.collection is None:
             self.collection = list(next(iter(self.registered.values())))
             self.index = {nodeid: i for i, nodeid in enumerate(self.collection)}
-            for i, nodeid in enumerate(self.collection):
-                self.workqueue.setdefault(nodeid.split("::", 1)[0], []).append(i)
-            if not self.collection:
-                return
-        for node in list(self.pending):
-            self._top_up(node)
+            self._requeue(range(len(self.collection)))
+        self._fill(self.nodes)
 
     def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
-        self.pending[node].discard(item_index)
-        self._top_up(node)
+        self.pending[node].pop(item_index, None)
+        self._fill([node])
 
     def mark_test_pending(self, item: str) -> None:
-        self.workqueue[item] = [self.index[item]]
-        for node in list(self.pending):
-            self._top_up(node)
+        self._requeue([self.index[item]])
+        self._fill(self.nodes)
 
     def remove_pending_tests_from_node(self, node: Any, indices: Sequence[int]) -> None:
         raise NotImplementedError("the evaluation scheduler does not take work back")
 
-    def _top_up(self, node: Any) -> None:
-        if node.shutting_down:
-            return
-        if not self.workqueue:
-            # No more work: the worker finishes what it holds (it keeps its last item until it
-            # knows nothing follows), then stops.
-            node.shutdown()
-            return
-        sent: list[int] = []
-        while self.workqueue and len(self.pending[node]) + len(sent) < LOW_WATERMARK:
-            sent += self.workqueue.popitem(last=False)[1]
-        if sent:
-            self.pending[node].update(sent)
-            node.send_runtest_some(sent)
+    # -- the queue -------------------------------------------------------------------------------
+    def _requeue(self, indices: Sequence[int], first: bool = False) -> None:
+        """Queue ``indices`` as modules of samples (in their order), at the end or ``first``."""
+        assert self.collection is not None
+        modules: dict[str, dict[str, Unit]] = {}
+        for i in indices:
+            path, _, name = self.collection[i].partition("::")
+            modules.setdefault(path, {}).setdefault(_sample_key(name), []).append(i)
+        queued = [deque(units.values()) for units in modules.values()]
+        if first:
+            self.queue.extendleft(reversed(queued))
+        else:
+            self.queue.extend(queued)
+        self.queued += len(indices)
+
+    def _share(self) -> int:
+        """Items a worker should hold: the outstanding work split evenly, at most the
+        watermark (an even split at the end leaves every worker about as much to finish)."""
+        active = [n for n in self.pending if not n.shutting_down]
+        outstanding = self.queued + sum(len(self.pending[n]) for n in active)
+        return min(LOW_WATERMARK, max(1, outstanding // max(1, len(active))))
+
+    def _fill(self, nodes: Sequence[Any]) -> None:
+        """Top ``nodes`` up to their share, make sure none is left waiting, and shut every
+        worker down once nothing is queued."""
+        for node in sorted(nodes, key=lambda n: len(self.pending[n])):
+            if not node.shutting_down:
+                self._send(node, self._take(self._share() - len(self.pending[node])))
+        # A worker with one item runs it only once it knows what follows: while work is queued
+        # each gets a second sample (a share rounded down may have left it one).
+        for node in sorted(nodes, key=lambda n: len(self.pending[n])):
+            if not self.queue:
+                break
+            if not node.shutting_down and len(self.pending[node]) < 2:
+                self._send(node, self._take(2 - len(self.pending[node]), whole=False))
+        if not self.queue:
+            for node in self.pending:
+                if not node.shutting_down:
+                    node.shutdown()  # it finishes what it holds, then stops
+
+    def _take(self, budget: int, whole: bool = True) -> list[int]:
+        """Up to ``budget`` items from the front of the queue, at least one sample: whole
+        modules while they fit (``whole=False``: single samples), then the next module cut
+        between samples (a worker reads ahead from what it holds, not by module)."""
+        taken: list[int] = []
+        while self.queue and budget > 0:
+            module = self.queue[0]
+            size = sum(len(unit) for unit in module)
+            if whole and size <= budget:
+                self.queue.popleft()
+                for unit in module:
+                    taken += unit
+                budget -= size
+                continue
+            while module and (len(module[0]) <= budget or not taken):
+                unit = module.popleft()
+                taken += unit
+                budget -= len(unit)
+            if not module:
+                self.queue.popleft()
+            break
+        self.queued -= len(taken)
+        return taken
+
+    def _send(self, node: Any, indices: list[int]) -> None:
+        if indices:
+            self.pending[node].update(dict.fromkeys(indices))
+            node.send_runtest_some(indices)
+
+
+def _sample_key(name: str) -> str:
+    """The sample an item belongs to: ``sample[ID]`` is one; a per-case item
+    ``test_case_3[ID]`` belongs to sample ``ID``, with the module's other cases of it."""
+    if name.startswith("sample["):
+        return name
+    head, bracket, params = name.partition("[")
+    return bracket + params if bracket else head

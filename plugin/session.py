@@ -166,8 +166,8 @@ class EvalSession:
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        # Whole modules per worker, sent ahead (plugin.scheduler): every case of a sample runs
-        # on one worker, and each worker's sandbox can read ahead across module boundaries.
+        # Shares of samples sent ahead (plugin.scheduler): every worker busy from the first
+        # sample to the last, every case of a sample on one worker, read-ahead kept.
         if config.getvalue("dist") in ("load", "loadfile"):
             from plugin.scheduler import ModuleScheduling
 

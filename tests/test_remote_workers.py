@@ -246,8 +246,8 @@ def node_ids(result: pytest.RunResult) -> set[str]:
 def test_remote_workers_give_the_local_verdicts(
     pytester: pytest.Pytester, worker_home: Path, socket_worker: str
 ) -> None:
-    # HumanEval/0 gets enough samples to fill one worker's queue (plugin.scheduler sends
-    # whole modules, 64 items ahead): the other worker then runs HumanEval/2 and /4.
+    # HumanEval/0 gets more samples than one worker's share (plugin.scheduler cuts the
+    # module between samples): both workers judge some of them.
     many = [
         {"task_id": "HumanEval/0", "sample_id": f"right-{i}", "completion": "    return any("
          f"abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:]){' ' * i}\n"}
