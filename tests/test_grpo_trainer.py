@@ -183,3 +183,37 @@ def test_che_cpu_run(tmp_path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [r for r in read_metrics(tmp_path) if "loss" in r]
     assert [r["step"] for r in rows] == [1, 2] and all(math.isfinite(r["loss"]) for r in rows)
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory) -> Path:
+    """A tiny random Llama with SmolLM2's tokenizer, saved as a local model folder."""
+    from harness.models import tiny_model
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    model, tok = tiny_model(0, hidden=32)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_a_kl_term_trains_against_trls_copy_of_the_adapter(tiny_folder, tmp_path) -> None:
+    # beta > 0: TRL copies the adapter named "default" into a frozen "ref" adapter (the shipped
+    # GPU configs stopped with KeyError: 'default' while the adapter was named "policy").
+    config = config_for(
+        tmp_path, f"model.name={tiny_folder}", "grpo.beta=0.04", "grpo.max_steps=1",
+        "grpo.max_new_tokens=8", "output.save_interval=0",
+    )  # fmt: skip
+    train, _ = load_problems(config)
+    run = build_trainer(config, problems=train, reward_fn=distinct_chars)
+    model = run.policy.model
+    assert set(model.peft_config) == {"default", "ref"}
+    ref = {n: p.detach().clone() for n, p in model.named_parameters() if ".ref." in n}
+    before = trainable_state(run.policy)
+    run.trainer.train()
+    run.logger.close()
+    after = trainable_state(run.policy)
+    assert ref and all(torch.equal(p, dict(model.named_parameters())[n]) for n, p in ref.items())
+    assert any(not torch.equal(before[n], after[n]) for n in before)
+    rows = [r for r in read_metrics(tmp_path) if "loss" in r]
+    assert [r["step"] for r in rows] == [1] and math.isfinite(rows[0]["kl"])

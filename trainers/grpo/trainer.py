@@ -30,6 +30,9 @@ from trainers.grpo.config import GRPORunConfig
 from trainers.grpo.data import make_dataset
 
 RewardFn = Callable[..., list[float | None]]
+# PEFT's default adapter name: with beta > 0, TRL's GRPOTrainer copies the adapter of this name
+# into a frozen "ref" adapter for the KL term (any other name is a KeyError at start).
+ADAPTER = "default"
 
 
 def load_problems(config: GRPORunConfig) -> tuple[list[Problem], list[Problem]]:
@@ -148,7 +151,7 @@ def build_trainer(
         # Seeded first: the adapter's random init is then the same on every run and every rank
         # (TRL seeds only once the model exists; DDP would hide the difference across ranks).
         seed_everything(config.seed)
-        policy = create_policies(config.model, ["policy"], with_reference=config.grpo.beta > 0)[0]
+        policy = create_policies(config.model, [ADAPTER], with_reference=config.grpo.beta > 0)[0]
     policy.activate()
     Path(config.output.dir).mkdir(parents=True, exist_ok=True)
     logger = MetricsLogger(
