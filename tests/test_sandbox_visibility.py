@@ -2,8 +2,9 @@
 
 Real virtualenvs, real bubblewrap, real fork servers: a venv under ``/tmp`` (the sandbox's own
 ``/tmp`` is a fresh tmpfs), a venv inside a 0700 home made from an interpreter under another
-0700 folder (the child runs as ``nobody`` when the tests run as root), and the probe that
-stops a run with one message when bubblewrap is present but cannot run candidates.
+0700 folder (the child runs as an unprivileged uid of its own when the tests run as root), and
+the probe that stops a run with one message when the sandbox cannot run candidates. The venv
+tests run in both modes: without bubblewrap the interpreter is read through Landlock's view.
 """
 
 from __future__ import annotations
@@ -22,13 +23,29 @@ import pytest
 
 from harness.sandbox import SandboxSettings, bwrap_available
 from harness.sandbox import bwrap as bw
+from harness.sandbox.landlock_view import no_bwrap_guards
+from harness.sandbox.uids import UID_BASE
 
 REPO = Path(__file__).resolve().parents[1]
-NOBODY = 65534
-pytestmark = [
-    pytest.mark.bwrap,
-    pytest.mark.skipif(not bwrap_available(), reason="bubblewrap does not work here"),
-]
+needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap does not work here")
+
+
+@pytest.fixture(params=["bwrap", "nobwrap"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both sandbox modes, for this process and the venvs' drivers it starts."""
+    if request.param == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap does not work here")
+    if request.param == "nobwrap":
+        if not no_bwrap_guards().view:
+            pytest.skip("this kernel has no Landlock: without bubblewrap there is no view")
+        monkeypatch.setenv(bw.ENV_SWITCH, "nobwrap")
+    return str(request.param)
+
+
+def _own_uid(uid: int) -> bool:
+    """As root, the child runs as a leased uid, never root's or a shared one (nobody)."""
+    return os.getuid() != 0 or uid >= UID_BASE
+
 
 # Run by a venv's interpreter: one sample in the real sandbox, the result as JSON on stdout.
 DRIVER = """
@@ -105,7 +122,7 @@ def _sandboxed(python: Path, program: str, entry: str, env: dict[str, str]) -> d
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_venv_under_tmp_runs_samples(tmp_path: Path) -> None:
+def test_venv_under_tmp_runs_samples(tmp_path: Path, mode: str) -> None:
     python = _venv(tmp_path / "venv", system_site=False)
     program = (
         "import csv, io, os, sqlite3, unittest\n"
@@ -115,16 +132,15 @@ def test_venv_under_tmp_runs_samples(tmp_path: Path) -> None:
         "    return [rows, one, unittest.TestCase.__name__, os.getuid()]\n"
     )
     out = _sandboxed(python, program, "f", _env())
-    assert out["bwrap"] is True
+    assert out["bwrap"] is (mode == "bwrap")
     assert out["infra"] is None, out
     assert out["status"] == "ok", out
     rows, one, name, uid = out["values"][0]
     assert (rows, one, name) == ([["a", "b"]], 1, "TestCase")
-    if os.getuid() == 0:
-        assert uid == NOBODY
+    assert _own_uid(uid)
 
 
-def test_venv_in_closed_home_sees_the_whole_stdlib(tmp_path: Path) -> None:
+def test_venv_in_closed_home_sees_the_whole_stdlib(tmp_path: Path, mode: str) -> None:
     home = tmp_path / "home"
     home.mkdir()
     home.chmod(0o700)
@@ -151,23 +167,22 @@ def test_venv_in_closed_home_sees_the_whole_stdlib(tmp_path: Path) -> None:
     assert inside["infra"] is None, inside
     assert inside["status"] == "ok", inside
     seen = inside["values"][0]
-    if os.getuid() == 0:
-        assert seen["uid"] == NOBODY
+    assert _own_uid(seen["uid"])
     assert seen["failed"] == {}
     assert sorted(seen["ok"]) == sorted(plain["ok"])
 
 
-def test_probe_passes_here() -> None:
+def test_probe_passes_here(mode: str) -> None:
     from harness.sandbox.probe import check_sandbox
 
     result = check_sandbox(SandboxSettings())
-    assert result.uses_bwrap
-    if os.getuid() == 0:
-        assert result.uid == NOBODY
+    assert result.uses_bwrap is (mode == "bwrap")
+    assert _own_uid(result.uid)
     assert {"csv", "sqlite3", "unittest"} <= set(result.modules)
     assert check_sandbox(SandboxSettings()) is result  # cached per process and settings
 
 
+@needs_bwrap
 def test_probe_stops_when_the_interpreter_is_hidden() -> None:
     from harness.sandbox.probe import SandboxUnusable, check_sandbox
 
@@ -182,7 +197,7 @@ def test_probe_stops_when_the_interpreter_is_hidden() -> None:
     assert str(again.value) == message
 
 
-def test_probe_stops_when_a_stdlib_module_is_hidden() -> None:
+def test_probe_stops_when_a_stdlib_module_is_hidden(mode: str) -> None:
     import csv
 
     from harness.sandbox.probe import SandboxUnusable, check_sandbox
@@ -193,6 +208,7 @@ def test_probe_stops_when_a_stdlib_module_is_hidden() -> None:
     assert "csv" in str(info.value)
 
 
+@needs_bwrap
 def test_nobwrap_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.sandbox import Sandbox
 
@@ -204,6 +220,7 @@ def test_nobwrap_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert bwrap_available() is True
 
 
+@needs_bwrap
 def test_hidden_paths_stay_hidden_next_to_a_rebound_venv(outside_tmp: Path) -> None:
     # A venv inside a hidden folder is bound back; the folder's other files are not.
     secret_dir = outside_tmp / "data"
@@ -230,6 +247,7 @@ def test_hidden_paths_stay_hidden_next_to_a_rebound_venv(outside_tmp: Path) -> N
     assert values == [[["venv"], False]]
 
 
+@needs_bwrap
 def test_mount_plan_orders_parents_first(outside_tmp: Path) -> None:
     closed = outside_tmp / "closed"
     (closed / "a" / "py" / "lib").mkdir(parents=True)

@@ -1,7 +1,7 @@
 """Check, once per process, that the sandbox can really run candidates with this interpreter.
 
 ``bwrap_available()`` only shows that bubblewrap starts; a run can still fail for every
-sample (the interpreter is not visible inside, or the child, dropped to ``nobody``, cannot
+sample (the interpreter is not visible inside, or the child, dropped to its own uid, cannot
 read the standard library). :func:`check_sandbox` starts the real fork server with the real
 command line (a :class:`~harness.sandbox.Sandbox` with the caller's settings), runs one tiny
 sample and checks what it saw. Callers (the pytest plugin, ``harness.evaluate``) call it once
@@ -13,8 +13,9 @@ before running and stop with the exception's message when it raises::
         raise SystemExit(str(exc))  # one message: what failed, why, what to do
 
 Without bubblewrap (not installed, or ``CODEEVAL_SANDBOX=nobwrap``) the sandbox has already
-warned once and runs with its other guards; the probe still checks that the child can run
-and import the standard library, because verdicts would otherwise be silently wrong.
+warned once and runs with its other guards (Landlock's view of the disk among them); the
+probe checks the same there: the child runs, imports the standard library, and reads none of
+the hidden files.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from dataclasses import dataclass
 
 import harness.sandbox.bwrap as bwrap
 import harness.sandbox.mounts as mounts
+from harness.sandbox import uids
 from harness.sandbox.api import CaseRequest, SampleExecution, SampleRequest, SandboxSettings
+from harness.sandbox.landlock_view import no_bwrap_guards
 
-NOBODY = 65534
 # Standard-library modules that live on disk (most are not preloaded by the server), each
 # with a name it must define: an empty file over a hidden module would import fine.
 STDLIB_CHECKS = (
@@ -60,7 +62,7 @@ class ProbeResult:
     """What a healthy probe saw."""
 
     uses_bwrap: bool
-    uid: int  # the user the candidate runs as (65534, nobody, when the harness is root)
+    uid: int  # the user the candidate runs as (a leased unprivileged uid when we are root)
     modules: tuple[str, ...]  # modules the child imported for real
     duration_s: float
     warning: str | None = None  # set when bubblewrap is not used: the weaker guards
@@ -73,9 +75,9 @@ _lock = threading.Lock()
 def check_sandbox(settings: SandboxSettings | None = None) -> ProbeResult:
     """Run one real sample in the sandbox ``settings`` describe; raise if it cannot work.
 
-    Returns a :class:`ProbeResult` when the child ran, as ``nobody`` when this process is
-    root, and imported the standard-library modules of :data:`STDLIB_CHECKS` (and numpy when
-    it is installed here), with the hidden paths still hidden under bubblewrap. Raises
+    Returns a :class:`ProbeResult` when the child ran, as an unprivileged uid of its own when
+    this process is root, and imported the standard-library modules of :data:`STDLIB_CHECKS`
+    (and numpy when it is installed here), with the hidden paths still hidden. Raises
     :class:`SandboxUnusable` with one message otherwise (bubblewrap's or the server's error
     included). The outcome, either way, is cached per process for equal settings, user,
     interpreter, ``$HOME`` and ``CODEEVAL_SANDBOX``.
@@ -213,7 +215,7 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
     sandbox = shared_sandbox(settings) if shared else Sandbox(probe_settings)
     try:
         uses_bwrap = sandbox.uses_bwrap
-        markers = _markers(settings.hide_paths) if uses_bwrap else []
+        markers = _markers(settings.hide_paths) if uses_bwrap or no_bwrap_guards().view else []
         program = f"CHECKS = {checks!r}\nMARKERS = {markers!r}\n{PROGRAM}"
         case = CaseRequest("probe", "compare", calls=("candidate()",), timeout_s=PROBE_TIMEOUT_S)
         result = sandbox.run(
@@ -224,12 +226,7 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
             sandbox.close()
     duration = time.monotonic() - start
     uid = _checked_uid(settings, result, uses_bwrap)
-    warning = None
-    if not uses_bwrap:
-        warning = (
-            "bubblewrap is not used: candidates run with resource limits and a private folder "
-            "only (no network or file system isolation)"
-        )
+    warning = None if uses_bwrap else f"bubblewrap is not used: {no_bwrap_guards().text}"
     return ProbeResult(
         uses_bwrap=uses_bwrap,
         uid=uid,
@@ -266,14 +263,15 @@ def _checked_uid(settings: SandboxSettings, result: SampleExecution, uses_bwrap:
             + f". {advice}"
         )
     uid = int(seen.get("uid", -1))
-    if os.getuid() == 0 and uid != NOBODY:
+    if os.getuid() == 0 and uid < uids.UID_BASE:
         raise SandboxUnusable(
-            f"codeeval sandbox: the candidate ran as uid {uid}, not as nobody ({NOBODY}), so "
-            "it would have root's rights. This is a bug in the harness; please report it."
+            f"codeeval sandbox: the candidate ran as uid {uid}, not as an unprivileged uid of "
+            "its own, so it would have root's rights. This is a bug in the harness; please "
+            "report it."
         )
     failed = seen.get("failed") or {}
     if failed:
-        who = "the user nobody" if uid == NOBODY else f"uid {uid}"
+        who = f"uid {uid}"
         listed = "; ".join(f"{name} ({why})" for name, why in sorted(failed.items()))
         raise SandboxUnusable(
             f"{head}: the candidate, running as {who}, cannot import {listed}. {advice}"
@@ -287,25 +285,24 @@ def _checked_uid(settings: SandboxSettings, result: SampleExecution, uses_bwrap:
 
 
 def _advice(uses_bwrap: bool) -> str:
-    """What to do, in one or two sentences (folders nobody cannot enter named)."""
+    """What to do, in one or two sentences (folders other users cannot enter named)."""
     closed = _closed_folders() if os.getuid() == 0 else []
     where = f"; {', '.join(closed)}" if closed else ""
     if uses_bwrap:
-        text = (
+        return (
             "Install the interpreter (or the virtualenv) in a folder other users can read, or "
-            f"set {bwrap.ENV_SWITCH}=nobwrap to run without bubblewrap (resource limits and a "
-            "private folder only)"
+            f"set {bwrap.ENV_SWITCH}=nobwrap to run without bubblewrap (Landlock's view of the "
+            "disk, where the kernel has it)."
         )
-        if closed:
-            text += (
-                "; without bubblewrap the candidate reads the real folders as the user nobody, "
-                f"and {', '.join(closed)}"
-            )
-        return text + "."
+    if no_bwrap_guards().view:
+        return (
+            "Install bubblewrap (apt-get install -y bubblewrap), or report this: without it "
+            "the candidate reads the interpreter through Landlock's view of the disk."
+        )
     return (
-        "Without bubblewrap the candidate runs as the user nobody on the real file system: "
-        f"make the interpreter's folders readable by other users (chmod o+rx{where}), install "
-        "it elsewhere, or install bubblewrap (apt-get install bubblewrap)."
+        "Without bubblewrap and without Landlock (this kernel has none) the candidate reads the "
+        "real file system as its own unprivileged uid: install bubblewrap (apt-get install -y "
+        f"bubblewrap), or make the interpreter's folders readable by other users (chmod o+rx{where})."
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import harness.sandbox.bwrap as bwrap
 from harness.paths import deps_root
+from harness.sandbox import uids
 from harness.sandbox.api import (
     CaseExecution,
     CaseRequest,
@@ -34,6 +35,7 @@ from harness.sandbox.api import (
     SandboxSettings,
 )
 from harness.sandbox.decode import ReplyError, assemble
+from harness.sandbox.landlock_view import landlock_view, no_bwrap_guards
 
 log = logging.getLogger("codeeval.sandbox")
 DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows inside
@@ -51,9 +53,8 @@ def _warn_no_bwrap() -> None:
         if not _warned:
             _warned = True
             log.warning(
-                "codeeval sandbox: bubblewrap (bwrap) is not usable here; running candidates "
-                "with resource limits and a private folder only (no network or file system "
-                "isolation)"
+                "codeeval sandbox: bubblewrap (bwrap) is not usable here; %s",
+                no_bwrap_guards().text,
             )
 
 
@@ -83,6 +84,8 @@ class Sandbox:
         self._failed: dict[int, tuple[SampleRequest, str, float]] = {}
         self.restarts = 0
         self._deps_root: str | None = None  # the overlays' root the running server sees
+        # As root, candidates run as a uid of this sandbox's own (harness.sandbox.uids).
+        self._uids: uids.UidLease | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
@@ -104,11 +107,23 @@ class Sandbox:
         ends should not wait for interpreters to tear down.
         """
         self._stop(now=True)
+        lease, self._uids = self._uids, None
+        if lease is not None:
+            lease.release()
 
     def _config(self) -> dict[str, Any]:
         cfg = asdict(self.settings)
         cfg.pop("hide_paths", None)
         cfg["drop_uid"] = os.getuid() == 0
+        if cfg["drop_uid"]:
+            if self._uids is None:
+                try:
+                    self._uids = uids.lease(1)
+                except uids.NoUidLeft as exc:
+                    raise InfraError(str(exc)) from None
+            cfg["uid"] = self._uids.uid()
+        else:
+            cfg["uid"] = os.getuid()
         if self.uses_bwrap:
             cfg["work_root"] = "/tmp"
         else:
@@ -117,8 +132,12 @@ class Sandbox:
                 # removed thousands of times, and a disk-backed /tmp can cost milliseconds.
                 shm = "/dev/shm" if os.access("/dev/shm", os.W_OK | os.X_OK) else None
                 self._work_root = tempfile.mkdtemp(prefix="codeeval-sbx-", dir=shm)
-                os.chmod(self._work_root, 0o711)  # a child dropped to nobody reaches its folder
+                os.chmod(self._work_root, 0o711)  # a dropped child reaches its own folder
             cfg["work_root"] = self._work_root
+            # What the candidate may read, list and execute: Landlock's allow-list.
+            root = str(deps_root())
+            keep = [root] if os.path.isdir(root) else []
+            cfg["view"] = landlock_view(self.settings.hide_paths, keep)
         return cfg
 
     def _env(self) -> dict[str, str]:
@@ -137,23 +156,23 @@ class Sandbox:
         return env
 
     def _command(self) -> list[str]:
-        cfg = json.dumps(self._config())
         # The dependency overlays (harness.deps), read-only, when any were fetched: their root
         # is under the hidden $HOME, so it is shown at a fixed place instead.
         root = str(deps_root())
         self._deps_root = root if os.path.isdir(root) else None
         # -s -P instead of -I: -I would also ignore PYTHONHASHSEED; the environment is ours.
-        # -S: the server runs site itself (server.load_deferring_fork_hooks).
+        # -S: the server runs site itself (server.load_deferring_fork_hooks). "-": its
+        # configuration is the first message on its stdin (_start).
         if self.uses_bwrap:
             server = f"{bwrap.INSIDE_MOUNT}/server.py"
             binds = [(root, DEPS_MOUNT)] if self._deps_root else []
             return bwrap.build_command(
                 self.settings.hide_paths,
-                [sys.executable, "-u", "-S", "-s", "-P", server, cfg],
+                [sys.executable, "-u", "-S", "-s", "-P", server, "-"],
                 binds,
             )
         server = str(bwrap.INSIDE_DIR / "server.py")
-        return [sys.executable, "-u", "-S", "-s", "-P", server, cfg]
+        return [sys.executable, "-u", "-S", "-s", "-P", server, "-"]
 
     def _start(self) -> None:
         self._stop()
@@ -184,6 +203,7 @@ class Sandbox:
         self._reader.start()
         self._writer.start()
         self._defined = set()
+        self._send(self._config())
         hello = self._wait_reply(None, time.monotonic() + START_TIMEOUT_S)
         if not hello.get("hello"):
             raise InfraError(f"unexpected greeting from the sandbox server: {hello!r:.200}")
@@ -212,6 +232,10 @@ class Sandbox:
         if writer is not None:
             writer.finish()
             writer.join(timeout=5.0)  # its write fails once the server is gone
+        if self._uids is not None:
+            # What the server's candidates left (without bubblewrap nothing kills them with
+            # it): the next server of this sandbox runs under the same uid.
+            uids.sweep(self._uids.uid())
         self._discard_work_root()
 
     def _discard_work_root(self) -> None:
@@ -335,7 +359,7 @@ class Sandbox:
                 self._fail_pending("interrupted")
                 raise
             if not self.uses_bwrap:
-                result.notes.append("no bubblewrap: resource limits and a private folder only")
+                result.notes.append(f"no bubblewrap: {no_bwrap_guards().text}")
             return result
 
     def _deadline(self, ticket: int) -> float:

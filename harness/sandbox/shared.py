@@ -5,9 +5,11 @@ from __future__ import annotations
 import threading
 
 from harness.sandbox.api import SandboxSettings
+from harness.sandbox.bwrap import bwrap_available
 from harness.sandbox.sandbox import Sandbox
 
-_sandboxes: dict[SandboxSettings, Sandbox] = {}
+# Keyed by the settings and the mode they resolve to (CODEEVAL_SANDBOX may change it).
+_sandboxes: dict[tuple[SandboxSettings, bool], Sandbox] = {}
 _sandbox_lock = threading.Lock()
 
 
@@ -21,9 +23,10 @@ def shared_sandbox(settings: SandboxSettings) -> Sandbox:
     in many suite folders, and each folder is hidden from its own sandbox. A closed sandbox
     that is used again simply starts a new server.
     """
+    key = (settings, bwrap_available() if settings.use_bwrap is None else settings.use_bwrap)
     with _sandbox_lock:
-        sandbox = _sandboxes.pop(settings, None) or Sandbox(settings)
-        _sandboxes[settings] = sandbox  # most recently used last
+        sandbox = _sandboxes.pop(key, None) or Sandbox(settings)
+        _sandboxes[key] = sandbox  # most recently used last
         while len(_sandboxes) > _MAX_SHARED_SANDBOXES:
             _sandboxes.pop(next(iter(_sandboxes))).close()
         return sandbox

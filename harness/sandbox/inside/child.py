@@ -19,7 +19,6 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-NOBODY = 65534
 RESULT_FD = 3
 # The object bridge to the judge (bridge.py), when the segment has sandbox-mode cases: the
 # judge's requests come in on 4 and the answers go out on 5.
@@ -35,6 +34,15 @@ _RESUME = dis.opmap.get("RESUME")
 _PUSH_EXC_INFO = dis.opmap.get("PUSH_EXC_INFO")
 
 
+PR_SET_KEEPCAPS = 8
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
 def _limit(kind: int, value: int) -> None:
     try:
         resource.setrlimit(kind, (value, value))
@@ -45,7 +53,9 @@ def _limit(kind: int, value: int) -> None:
 
 
 def limit_and_drop(cfg: dict[str, Any], cpu_s: int) -> None:
-    """No core files, CPU seconds, file size, processes; then the unprivileged user (as root).
+    """No core files, CPU seconds, file size, processes; then the sample's own unprivileged
+    uid (as root: leased for this server alone, harness.sandbox.uids), keeping at most the one
+    capability that reads the view without bubblewrap (seccomp.py).
 
     Every process that runs in a sample's sandbox gets these: the child and the judge."""
     _limit(resource.RLIMIT_CORE, 0)
@@ -53,9 +63,16 @@ def limit_and_drop(cfg: dict[str, Any], cpu_s: int) -> None:
     _limit(resource.RLIMIT_FSIZE, int(cfg["max_file_mb"]) * 1024 * 1024)
     _limit(resource.RLIMIT_NPROC, int(cfg["max_processes"]))
     if cfg.get("drop_uid"):
+        uid = int(cfg["uid"])
+        cap = cfg.get("_read_cap")
+        kernel = cfg.get("_kernel")
+        if cap is not None:
+            _prctl(PR_SET_KEEPCAPS, 1)
         os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+        os.setgid(uid)
+        os.setuid(uid)
+        if cap is not None and kernel is not None:
+            kernel.keep_read_cap(cap)
 
 
 def limit_files_and_memory(cfg: dict[str, Any]) -> None:
@@ -74,7 +91,7 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
     if wfd != RESULT_FD:
         os.dup2(wfd, RESULT_FD)
     if cfg.get("drop_uid"):
-        os.chown(workdir, NOBODY, NOBODY)
+        os.chown(workdir, int(cfg["uid"]), int(cfg["uid"]))
     limit_and_drop(cfg, cpu_s)
     os.chdir(workdir)
     null = os.open("/dev/null", os.O_RDONLY)
@@ -374,6 +391,7 @@ def _run_case(codec: Any, case: dict[str, Any], env: dict[str, Any], entry: str)
             raise RuntimeError("a sandbox-mode check reached the child without its judge")
         values = []
         compiled = case.get("calls_code") or [None] * _len(case["calls"])
+        # The server sends the source of a call only where it did not compile.
         for expr, code in _zip(case["calls"], compiled):
             values.append(_eval(code or _compile(expr, "<check>", "eval"), ns))
         # Encoding consumes iterators (the candidate's code): part of the case's time.

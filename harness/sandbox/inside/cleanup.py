@@ -35,27 +35,47 @@ def descendants() -> list[int]:
     return found
 
 
-def kill_rest(pid1: bool) -> None:
+def kill_rest(uid: int | None) -> None:
     """Kill and reap every leftover process of the sample (grandchildren included).
 
-    ``pid1``: this process is PID 1 of its namespace, so one ``kill(-1)`` reaches everything
-    but itself; otherwise the processes below it are found in /proc (it is their subreaper).
+    Every process a sample starts is below this one (its subreaper). ``uid``: the sample's
+    own uid (the harness runs as root): a helper that becomes that uid and sends
+    ``kill(-1)`` reaches exactly its processes, in one sweep the kernel makes under the lock
+    that forks take, so a fork bomb cannot outrun it. Without one (not root), the processes
+    below this one are found in /proc.
     """
     for attempt in range(200):
-        if pid1:
-            try:
-                os.kill(-1, signal.SIGKILL)  # PID 1: everything in the namespace but us
-            except ProcessLookupError:
-                pass
-        elif attempt:
-            for pid in descendants():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        if attempt:
+            if uid is not None:
+                kill_uid(uid)
+            else:
+                for pid in descendants():
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
         if _reaped_all():
             return
         time.sleep(0.002 if attempt < 10 else 0.02)
+
+
+def kill_uid(uid: int) -> None:
+    """Kill every process of ``uid`` (from a fork that becomes it; reaped here)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        except BaseException:  # noqa: B036, S110 - nothing left to kill
+            pass
+        finally:
+            os._exit(0)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:  # reaped by a concurrent wait
+        pass
 
 
 def _reaped_all() -> bool:

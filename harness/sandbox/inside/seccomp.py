@@ -17,7 +17,9 @@ or that open a large kernel surface nobody's program needs:
 * ``io_uring_*`` (its operations bypass seccomp), ``bpf``, ``userfaultfd``,
   ``perf_event_open``: kernel attack surface and side channels;
 * namespaces and mounts (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*`` flag, the
-  mount family): a user namespace gives an unprivileged process root-only code paths.
+  mount family): a user namespace gives an unprivileged process root-only code paths;
+* opening files by handle (``name_to_handle_at``, ``open_by_handle_at``): a handle skips the
+  path, and with it the view below.
 
 It checks the audit architecture (another ABI, such as i386 ``int 0x80`` on x86_64, gets
 ENOSYS for everything) and refuses x32 system calls.
@@ -27,6 +29,13 @@ in its own folder (and write a few devices such as ``/dev/null``), connect to no
 unix socket and signal no process made outside its domain (another sample's, the server),
 and, with ABI 4+ and where no network namespace isolates it, bind or connect no TCP port.
 It also keeps other domains from ptracing it.
+
+Without bubblewrap the domain is also the candidate's view of the disk (``view``: the
+allow-list of :mod:`harness.sandbox.view`): it reads, lists and executes only there and in its
+own folder. Where the interpreter lies in a folder the dropped uid cannot enter (a 0700 home),
+the child keeps one capability, ``CAP_DAC_READ_SEARCH`` (else ``CAP_DAC_OVERRIDE``), so that
+the file modes do not hide what the view shows; the view still bounds what it can open, and
+only while Landlock enforces it is the capability kept (:attr:`Confinement.read_cap`).
 
 API: ``build_filter(arch=None) -> bytes`` (the BPF program; ``b""`` where the architecture
 is unknown), ``Filter(bpf).install()`` (raises ``OSError``), ``landlock_abi() -> int`` (0:
@@ -60,6 +69,7 @@ _X86_64 = {
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
     "fspick": 433, "mount_setattr": 442,
     "clone": 56, "clone3": 435,
+    "name_to_handle_at": 303, "open_by_handle_at": 304,
 }  # fmt: skip
 _AARCH64 = {
     "add_key": 217, "request_key": 218, "keyctl": 219,
@@ -76,6 +86,7 @@ _AARCH64 = {
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
     "fspick": 433, "mount_setattr": 442,
     "clone": 220, "clone3": 435,
+    "name_to_handle_at": 264, "open_by_handle_at": 265,
 }  # fmt: skip
 SYSCALLS = {"x86_64": _X86_64, "aarch64": _AARCH64}
 DENIED = tuple(name for name in _X86_64 if name not in ("clone", "clone3"))
@@ -172,7 +183,10 @@ class Filter:
 _LL_CREATE, _LL_ADD_RULE, _LL_RESTRICT = 444, 445, 446  # same numbers on x86_64 and aarch64
 _LL_VERSION = 1
 _RULE_PATH_BENEATH = 1
-_FS_WRITE_FILE, _FS_TRUNCATE = 1 << 1, 1 << 14
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1, 1 << 1, 1 << 2, 1 << 3
+_FS_TRUNCATE = 1 << 14
+_FS_READS = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+_FS_FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE
 # Every access that changes the file system (REFER from ABI 2, TRUNCATE from ABI 3).
 _FS_ABI1 = (1 << 1) | sum(1 << bit for bit in range(4, 13))  # WRITE_FILE, REMOVE_*, MAKE_*
 _FS_CHANGES = {1: _FS_ABI1, 2: _FS_ABI1 | 1 << 13, 3: _FS_ABI1 | 1 << 13 | 1 << 14}
@@ -198,34 +212,51 @@ def _check(value: int, what: str) -> int:
 
 
 def landlock_confine(
-    folder: str, writable_files: Iterable[str] = DEVICES, abi: int = -1, tcp: bool = True
+    folder: str,
+    writable_files: Iterable[str] = DEVICES,
+    abi: int = -1,
+    tcp: bool = True,
+    view: Iterable[tuple[str, str]] | None = None,
 ) -> int:
     """Restrict this process (and what it starts) as the module docstring says.
 
     ``abi``: the ABI, when the caller looked it up once already. ``tcp``: also refuse TCP
-    binds and connects (where no network namespace does it already). Returns the ABI used.
+    binds and connects (where no network namespace does it already). ``view``: ``(path,
+    rights)`` pairs, rights ``"r"`` (read and execute files beneath) and/or ``"d"`` (list
+    folders beneath): then nothing else can be read, listed or executed. Returns the ABI used.
     """
     abi = landlock_abi() if abi < 0 else abi
     if abi <= 0:
         return 0
     fs = _FS_CHANGES[min(abi, 3)]
+    if view is not None:
+        fs |= _FS_READS
     attr = struct.pack("=QQQ", fs, _NET_TCP if abi >= 4 and tcp else 0, _SCOPES if abi >= 6 else 0)
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8
     buf = ctypes.create_string_buffer(attr[:size], size)
     C = ctypes.c_long
     ruleset = _check(_syscall(C(_LL_CREATE), buf, C(size), C(0)), "create")
+    file_access = _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
+    if view is not None:
+        file_access |= _FS_READ_FILE
+    rules = [(folder, fs, True), *((p, file_access, False) for p in writable_files)]
+    for path, rights in view or ():
+        access = (_FS_READ_FILE | _FS_EXECUTE if "r" in rights else 0) | (
+            _FS_READ_DIR if "d" in rights else 0
+        )
+        rules.append((path, access, False))
     try:
-        file_access = _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
-        for path, access in [(folder, fs), *((p, file_access) for p in writable_files)]:
+        for path, access, required in rules:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
-                continue  # a device this machine lacks
+                continue  # a device this machine lacks, a path gone since the view was made
             try:
+                if not os.path.isdir(f"/proc/self/fd/{fd}"):
+                    access &= _FS_FILE_RIGHTS  # a file rule may only carry file accesses
                 rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
                 if _syscall(C(_LL_ADD_RULE), C(ruleset), C(_RULE_PATH_BENEATH), rule, C(0)) < 0:
-                    # A file rule may only carry file accesses: a folder given as a "file".
-                    if path == folder:
+                    if required:
                         _check(-1, "add_rule")
             finally:
                 os.close(fd)
@@ -233,6 +264,40 @@ def landlock_confine(
     finally:
         os.close(ruleset)
     return abi
+
+
+# -- the one capability a child may keep (no bubblewrap, an interpreter others cannot read) ---
+CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
+_CAP_VERSION_3 = 0x20080522
+PR_SET_KEEPCAPS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE = 8, 47, 2
+
+
+def effective_caps() -> int:
+    """This process's effective capability set (from /proc/self/status; 0 when unknown)."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"CapEff:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def keep_only(cap: int) -> None:
+    """After a change of uid (with ``PR_SET_KEEPCAPS``): ``cap`` alone, effective, permitted,
+    inheritable and ambient (so a program the candidate execs keeps it too); raises OSError."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    bits = [0, 0]
+    bits[cap // 32] = 1 << (cap % 32)
+    data = (ctypes.c_uint32 * 6)(bits[0], bits[0], bits[0], bits[1], bits[1], bits[1])
+    if libc.capset(header, data) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"capset: {os.strerror(errno)}")
+    if libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"ambient capability: {os.strerror(errno)}")
 
 
 # -- what a child installs ----------------------------------------------------------------------
@@ -265,26 +330,38 @@ def clean_shared_state() -> None:
 
 
 class Confinement:
-    """Built and installed once, in the fork server; every child it forks inherits both.
+    """Built and installed once, in the fork server's zygote; every child it forks inherits
+    both.
 
     Installing costs ~0.1 ms for the filter (the kernel compiles it) and ~0.2 ms for the
-    domain, so the server confines itself once, with its work root as the writable folder:
+    domain, so the zygote confines itself once, with its work root as the writable folder:
     its children then start confined at no cost. A child's own folder is the only one of that
     root it can reach (the others are removed, or made root's and 0700, before it starts), and
     concurrent samples run under other servers, so in other domains. ``confine`` again in a
     child does only what the filter could not: the clean-up where no filter is installed.
+
+    ``view`` (no bubblewrap): the read allow-list. :attr:`read_cap` is then the capability a
+    child keeps to read it whatever the file modes say (None: none is needed or possible).
     """
 
-    def __init__(self, tcp: bool = True) -> None:
+    def __init__(self, tcp: bool = True, view: Iterable[Iterable[str]] | None = None) -> None:
         self.filter = Filter(build_filter())
         self.abi = landlock_abi()
         self.tcp = tcp
+        self.view = [(str(p), str(r)) for p, r in view] if view is not None else None
         self.installed = False
         self.filtered = False
+        self.read_cap: int | None = None
 
     def confine(self, folder: str) -> None:
         if not self.installed:
-            landlock_confine(folder, abi=self.abi, tcp=self.tcp)
+            caps = effective_caps() if self.view is not None else 0
+            abi = landlock_confine(folder, abi=self.abi, tcp=self.tcp, view=self.view)
+            if abi and self.view is not None:  # the view is enforced: the modes may give way
+                for cap in (CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE):
+                    if caps & (1 << cap):
+                        self.read_cap = cap
+                        break
             try:
                 self.filter.install()
                 self.filtered = True
@@ -293,3 +370,8 @@ class Confinement:
             self.installed = True
         if not self.filtered:
             clean_shared_state()
+
+    @staticmethod
+    def keep_read_cap(cap: int) -> None:
+        """In a child, right after it became its uid: keep :attr:`read_cap` alone."""
+        keep_only(cap)

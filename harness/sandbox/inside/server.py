@@ -1,4 +1,4 @@
-"""The fork server: started once per Sandbox, forks one confined child per sample.
+"""The fork server: started once per Sandbox, runs one confined child per sample.
 
 Stdlib only; run as ``python -S -s -P server.py CONFIG_JSON`` (inside bubblewrap when it works):
 with ``-S`` the server runs ``site`` itself, so that it can defer the at-fork hooks that the
@@ -7,14 +7,21 @@ It talks to the trusted side over its stdin/stdout with length-prefixed JSON mes
 enforces the case timeouts and the sample budget by reading the child's frames with deadlines.
 It never decodes values: it forwards the child's frame payloads (base64) for the trusted side
 to check, and only reads frame headers to know which case is running.
+
+The server holds every problem and program it is sent, so no candidate is ever forked from
+it: right after its warm imports, before it reads a request, it forks the zygote
+(zygote.py), and every child and judge is a fork of that pristine process. The server hands
+each one its own request in a memory file with the fork order.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import gc
 import importlib.util
 import json
+import marshal
 import math
 import os
 import signal
@@ -57,11 +64,14 @@ def _load(name: str, folder: str = HERE, **needs: Any) -> Any:
 
 
 # The server's parts (stdlib only, loaded by path like everything here): the frame loop of one
-# segment, the clean-up after a sample, its accounting, and the pipes of a judge.
+# segment, the clean-up after a sample, its accounting, the pipes of a judge, the zygote.
 segment = _load("segment.py")
 cleanup = _load("cleanup.py")
 accounting = _load("accounting.py")
 judge_pipes = _load("judge_pipes.py")
+zygote = _load("zygote.py")
+# Where a forked process's own descriptors are lifted before it places them (clear of 0-5).
+LIFTED_FD = 256
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:
@@ -97,7 +107,7 @@ def _prctl(option: int, value: int) -> None:
 
 
 class Server:
-    """Owns the channel fds and runs one request at a time."""
+    """Owns the channel fds and runs one request at a time, forking through the zygote."""
 
     def __init__(self, cfg: dict[str, Any], codec: Any, child: Any) -> None:
         self.cfg = cfg
@@ -108,8 +118,8 @@ class Server:
         self.fork_hooks: list[dict[str, Any]] = []  # deferred at-fork hooks (see main)
         self._folders = 0
         self.cap = int(cfg["max_output_bytes"])
-        self.counters = accounting.ChildCounters()
-        self.last_counters: tuple | None = None
+        self.last_counters: Any = None
+        self.zygote: Any = None  # zygote.Client, started by main before any request
         # Loaded by main: bridge.py (the child's end), remote.py (the judge's) and judge.py.
         self.bridge: Any = None
         self.remote: Any = None
@@ -131,7 +141,7 @@ class Server:
         }
         # The counters after the previous sample are the ones before this one (nothing is
         # reaped in between): one snapshot per sample.
-        before = self.last_counters or self.counters.snapshot()
+        before = self.last_counters
         next_case, first_segment = 0, True
         slots = state["slots"]
         in_a_row = req.get("timeouts_in_a_row")
@@ -150,7 +160,7 @@ class Server:
                 break
             next_case = self._segment(req, next_case, budget_end, first_segment, state)
             first_segment = False
-        after = self.last_counters = self.counters.snapshot()
+        after = self.last_counters
         for index, slot in enumerate(state["slots"]):
             if slot is None:
                 state["slots"][index] = segment.verdict(
@@ -171,11 +181,13 @@ class Server:
     def _segment(
         self, req: dict[str, Any], first: int, budget_end: float, first_segment: bool, st: dict
     ) -> int:
-        """Fork one child for cases ``first..``; fill their slots; return the next case.
+        """Run one child for cases ``first..``; fill their slots; return the next case.
 
-        When a case from ``first`` on is a sandbox-mode check, a judge (judge.py) is forked
-        beside the child: it runs those checks and sends their frames on its own pipe, and the
-        child only answers the judge's operations on the program (bridge.py).
+        When a case from ``first`` on is a sandbox-mode check, a judge (judge.py) runs beside
+        the child: it runs those checks and sends their frames on its own pipe, and the child
+        only answers the judge's operations on the program (bridge.py). Both are forked by the
+        zygote, each with its own request only: the child never gets the checks' statements,
+        the judge never the program.
         """
         workdir = self._private_folder()
         rfd, wfd = os.pipe()
@@ -183,9 +195,41 @@ class Server:
         nonce = os.urandom(8).hex()
         cpu_s = max(1, math.ceil(budget_end - time.monotonic()) + 1)
         judged = any(case.get("mode") == "sandbox" for case in req["cases"][first:])
-        judge = self._fork_judge(req, first, workdir, cpu_s) if judged else None
-        pid = self._fork_child(req, first, (rfd, wfd, nonce), workdir, cpu_s, judge)
-        os.close(wfd)
+        judge = judge_pipes.Judge() if judged else None
+        stdio = (_memory_file("stdout"), _memory_file("stderr"))
+        common = {"cpu_s": cpu_s, "workdir": workdir}
+        procs: list[tuple[dict[str, Any], list[int]]] = []
+        requests: list[int] = []
+        try:
+            if judge is not None:
+                part = marshal.dumps({"seed": req.get("seed", 0), "first": first, "n": judge.nonce})
+                requests.append(zygote.write_request([req["_judge_part"], part]))
+                procs.append(({"kind": "judge", **common}, [requests[-1], *judge.judge_fds()]))
+            sample = {
+                "program": req["program"],
+                "seed": req.get("seed", 0),
+                "coverage": bool(req.get("coverage")),
+                "first": first,
+                "n": nonce,
+            }
+            requests.append(zygote.write_request([req["_child_part"], marshal.dumps(sample)]))
+            bridge = list(judge.child_fds) if judge is not None else []
+            procs.append(({"kind": "child", **common}, [requests[-1], wfd, *stdio, *bridge]))
+            if judge is not None and self.cfg.get("drop_uid"):
+                # The judge shares the work folder, which is the sample's uid's before either
+                # starts (the child's own chown would race with the judge's chdir).
+                os.chown(workdir, self.cfg["uid"], self.cfg["uid"])
+            pid = self.zygote.spawn(procs)[-1]
+        except BaseException:
+            _close_all(stdio)
+            os.close(rfd)
+            if judge is not None:
+                judge.close_in_server()
+                judge.close()
+            cleanup.remove_tree(workdir)
+            raise
+        finally:
+            _close_all((wfd, *requests))
         if judge is not None:
             judge.close_in_server()
         pidfd = os.pidfd_open(pid)
@@ -194,85 +238,11 @@ class Server:
         frames.run(pidfd)
         if judge is not None:
             judge.close()
-        return frames.conclude(self._finish(pid, pidfd, rfd, workdir, st))
-
-    def _fork_child(
-        self,
-        req: dict[str, Any],
-        first: int,
-        pipe: tuple[int, int, str],
-        workdir: str,
-        cpu_s: int,
-        judge: Any,
-    ) -> int:
-        """Fork the candidate's child of a segment (child.py); it writes frames to ``pipe``."""
-        rfd, wfd, nonce = pipe
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into the server loop
-            try:
-                os.close(rfd)
-                if judge is not None:
-                    judge.close_in_child()
-                self.child.run(
-                    self.codec,
-                    req,
-                    first,
-                    wfd,
-                    nonce,
-                    self.cfg,
-                    workdir,
-                    cpu_s,
-                    self.fork_hooks,
-                    self.bridge,
-                    judge.child_fds if judge is not None else None,
-                )
-            finally:
-                os._exit(71)
-        return pid
-
-    def _fork_judge(self, req: dict[str, Any], first: int, workdir: str, cpu_s: int) -> Any:
-        """Fork the judge of a segment's sandbox-mode cases (it never runs candidate code)."""
-        judge = judge_pipes.Judge()
-        # The judge shares the work folder, which is the dropped uid's before either starts
-        # (the child's own chown would race with the judge's chdir).
-        if self.cfg.get("drop_uid"):
-            os.chown(workdir, self.child.NOBODY, self.child.NOBODY)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                judge.place_in_judge()
-                self.judge.run(
-                    self.codec,
-                    self.remote,
-                    self.child,
-                    req,
-                    first,
-                    judge.nonce,
-                    self.cfg,
-                    workdir,
-                    cpu_s,
-                )
-            finally:
-                os._exit(71)
-        judge.pid = pid
-        return judge
+        return frames.conclude(self._finish(pid, pidfd, rfd, stdio, workdir, st))
 
     def _private_folder(self) -> str:
-        """A new folder for one child (the work root is the server's own: a counter is unique).
-
-        Made here too, before the fork, for the child's ``confine``: its stdout and stderr as
-        memory files (``cfg["_stdio"]``) that the server reads back through its own
-        descriptors, never by a path the candidate could replace; and, before the first, the
-        kernel confinement (seccomp.py), installed on the server itself so that every child
-        inherits it at no cost (``cfg["_kernel"]``: the clean-up a child still does, if any).
-        """
-        if "_kernel" not in self.cfg:
-            # PID 1: bubblewrap's own network namespace already keeps TCP to the sample.
-            kernel = _load("seccomp.py").Confinement(tcp=not self.pid1)
-            kernel.confine(self.work_root)
-            self.cfg["_kernel"] = kernel
-        _close_all(self.cfg.get("_stdio", ()))  # a segment that failed before _finish
-        self.cfg["_stdio"] = (_memory_file("stdout"), _memory_file("stderr"))
+        """A new folder for one child (the work root is the server's own: a counter is
+        unique)."""
         while True:
             self._folders += 1
             path = os.path.join(self.work_root, f"s{os.getpid()}-{self._folders}")
@@ -282,30 +252,25 @@ class Server:
             except FileExistsError:  # left over from an earlier server with the same pid
                 continue
 
-    def _finish(self, pid: int, pidfd: int, rfd: int, workdir: str, st: dict) -> int:
-        """Kill the child and everything it left, collect rusage and output, clean up."""
-        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, 9)):
-            try:
-                target()
-            except (ProcessLookupError, PermissionError):
-                pass
-        status = 0
+    def _finish(
+        self, pid: int, pidfd: int, rfd: int, stdio: tuple[int, int], workdir: str, st: dict
+    ) -> int:
+        """Kill the child and everything it left (the zygote reaps and accounts), collect
+        its output, clean up; return the child's wait status."""
         try:
-            _, status, usage = os.wait4(pid, 0)
-            st["rss"] = max(st["rss"], int(usage.ru_maxrss))
-        except ChildProcessError:
-            pass
-        cleanup.kill_rest(self.pid1)
-        for fd in (pidfd, rfd):
-            os.close(fd)
-        stdio = self.cfg.pop("_stdio", ())
+            done = self.zygote.finish(pid)
+        finally:
+            for fd in (pidfd, rfd):
+                os.close(fd)
+        st["rss"] = max(st["rss"], int(done["rss"]))
+        self.last_counters = done["counters"]
         for name, fd in zip(("stdout", "stderr"), stdio, strict=False):
             room = self.cap - len(st[name])
             if room > 0:
                 st[name] += _read_bounded(fd, room)
         _close_all(stdio)
         cleanup.remove_tree(workdir)
-        return status
+        return int(done["status"])
 
 
 def _widen(fd: int) -> None:
@@ -354,17 +319,22 @@ def _close_all(fds: Any) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Start up (hardening, warm imports), greet, then serve requests until stdin closes."""
-    cfg = json.loads(argv[1])
+    """Start up (hardening, warm imports, the zygote), greet, then serve requests until stdin
+    closes. ``argv[1]``: the configuration as JSON, or ``-``: it is the first message on stdin
+    (a view without bubblewrap is a list of thousands of paths, past what one argument holds).
+    """
+    cfg = json.loads(argv[1]) if argv[1] != "-" else None
     # PID 1 in its namespace: signals from inside are dropped unless handled, so keep SIG_DFL.
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
-    if os.getpid() != 1:
-        _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of a sample come back to us
     _prctl(38, 1)  # PR_SET_NO_NEW_PRIVS: no setuid binary can give a child privileges back
-    _prctl(4, 0)  # PR_SET_DUMPABLE=0: a child of the same user cannot ptrace the server
+    _prctl(4, 0)  # PR_SET_DUMPABLE=0: no process of a candidate can ptrace the server
     # Move the channel off fds 0/1 so stray prints can never corrupt it.
     in_fd, out_fd = os.dup(0), os.dup(1)
+    if cfg is None:
+        cfg = read_message(in_fd)
+        if cfg is None:
+            return 0
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(2, 1)
@@ -379,27 +349,114 @@ def main(argv: list[str]) -> int:
     server.remote = _load("remote.py", bridge=server.bridge)
     server.judge = _load("judge.py")
     server.fork_hooks = fork_hooks
+    kernel = _load("seccomp.py")
     # Everything loaded so far goes to the permanent generation: a child's garbage collection
-    # then never walks (and copies on write) the server's whole heap.
+    # then never walks (and copies on write) the zygote's whole heap.
     gc.collect()
     gc.freeze()
-    write_message(out_fd, {"hello": True, "pid": os.getpid(), "uid": os.getuid()})
+    # The zygote is forked now, before the first request is read: nothing of any sample is
+    # ever in the memory its children start from.
+    server.zygote = zygote.start(
+        lambda: _zygote_setup(cfg, kernel, tcp=not server.pid1),
+        lambda spec, fds: _become(server, spec, fds),
+    )
+    server.last_counters = server.zygote.order({"op": "counters"})["counters"]
+    write_message(out_fd, {"hello": True, "pid": os.getpid(), "uid": cfg.get("uid", os.getuid())})
     problems: dict[str, dict[str, Any]] = {}
     while True:
         request = read_message(in_fd)
         if request is None:
             return 0
-        if "define" in request:  # a problem's trusted part: compiled once, inherited by forks
+        if "define" in request:  # a problem's trusted part, compiled once per server
             problems[request["define"]] = _compiled(request)
             continue
         try:
             reply = server.run_sample({**problems[request["problem"]], **request})
+        except zygote.ZygoteGone:
+            raise  # the server cannot fork any more: the trusted side starts a new one
         except Exception:  # noqa: BLE001 - report, keep serving
-            cleanup.kill_rest(server.pid1)
-            server.last_counters = None  # what was just reaped belongs to no sample
+            server.last_counters = server.zygote.order({"op": "sweep"})["counters"]
             reply = {"infra": "fork server error:\n" + traceback.format_exc()[-4000:]}
         reply["id"] = request.get("id")
         write_message(out_fd, reply)
+
+
+def _zygote_setup(cfg: dict[str, Any], kernel: Any, tcp: bool) -> Any:
+    """In the zygote, before its first fork: its counters, its kernel confinement (inherited
+    by every child for free), and its handlers of the orders that end a sample."""
+    counters = accounting.ChildCounters()
+    confinement = kernel.Confinement(tcp=tcp, view=cfg.get("view"))
+    confinement.confine(cfg.get("work_root") or "/tmp")
+    cfg["_kernel"] = confinement
+    cfg["_read_cap"] = confinement.read_cap
+    uid = cfg.get("uid") if cfg.get("drop_uid") else None
+
+    def finish(order: dict[str, Any]) -> dict[str, Any]:
+        pid = int(order["pid"])
+        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, 9)):
+            try:
+                target()
+            except (ProcessLookupError, PermissionError):
+                pass
+        status, rss = 0, 0
+        try:
+            _, status, usage = os.wait4(pid, 0)
+            rss = int(usage.ru_maxrss)
+        except ChildProcessError:
+            pass
+        cleanup.kill_rest(uid)
+        return {"status": status, "rss": rss, "counters": counters.snapshot()}
+
+    def sweep(order: dict[str, Any]) -> dict[str, Any]:
+        cleanup.kill_rest(uid)
+        return {"counters": counters.snapshot()}
+
+    return {
+        "finish": finish,
+        "sweep": sweep,
+        "counters": lambda order: {"counters": counters.snapshot()},
+    }
+
+
+def _become(server: Server, spec: dict[str, Any], fds: list[int]) -> None:
+    """A process the zygote forked: its own descriptors only, its request, then the judge or
+    the candidate's child (neither returns)."""
+    fds = _lift(fds)
+    request = zygote.read_request(fds[0])
+    cfg, workdir, cpu_s = server.cfg, spec["workdir"], int(spec["cpu_s"])
+    first, nonce = int(request["first"]), request["n"]
+    if spec["kind"] == "judge":
+        for target, fd in enumerate(fds[1:4], start=3):
+            os.dup2(fd, target)
+            os.close(fd)
+        server.judge.run(
+            server.codec, server.remote, server.child, request, first, nonce, cfg, workdir, cpu_s
+        )
+        return
+    cfg["_stdio"] = (fds[2], fds[3])
+    bridge_fds = (fds[4], fds[5]) if len(fds) >= 6 else None
+    server.child.run(
+        server.codec,
+        request,
+        first,
+        fds[1],
+        nonce,
+        cfg,
+        workdir,
+        cpu_s,
+        server.fork_hooks,
+        server.bridge,
+        bridge_fds,
+    )
+
+
+def _lift(fds: list[int]) -> list[int]:
+    """Move ``fds`` to LIFTED_FD and up and close every other descriptor but 0-2: what the
+    zygote had open (its socket, its counters) never reaches a child."""
+    lifted = [fcntl.fcntl(fd, fcntl.F_DUPFD, LIFTED_FD) for fd in fds]
+    os.closerange(3, LIFTED_FD)
+    os.closerange(max(lifted, default=LIFTED_FD) + 1, 1 << 20)
+    return lifted
 
 
 def load_deferring_fork_hooks(modules: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
@@ -432,7 +489,10 @@ def load_deferring_fork_hooks(modules: tuple[str, ...] | list[str]) -> list[dict
 
 
 def _compiled(problem: dict[str, Any]) -> dict[str, Any]:
-    """The problem with its benchmark code compiled (trusted code: the children reuse it).
+    """The problem with its benchmark code compiled once, and the two requests made of it:
+    ``_child_part`` for the candidate's child (the program's setup and the compare cases'
+    calls: the inputs it is given, nothing of the checks) and ``_judge_part`` for the judge
+    (the sandbox-mode checks, the test setup and the helpers), both marshalled.
 
     Code that does not compile is left to the child, which then reports the SyntaxError
     where it belongs (the case or the test setup).
@@ -444,12 +504,54 @@ def _compiled(problem: dict[str, Any]) -> dict[str, Any]:
         except (SyntaxError, ValueError):
             return None
 
-    problem["test_setup_code"] = code(problem.get("test_setup", ""), "exec", "<test_setup>")
-    problem["helpers_code"] = code(problem.get("helpers", ""), "exec", "<helpers>")
+    setup = code(problem.get("test_setup", ""), "exec", "<test_setup>")
+    helpers = code(problem.get("helpers", ""), "exec", "<helpers>")
+    child_cases: list[dict[str, Any]] = []
+    judge_cases: list[dict[str, Any]] = []
     for case in problem["cases"]:
-        case["prelude_code"] = code(case.get("prelude", ""), "exec")
-        case["statement_code"] = code(case.get("statement", ""), "exec")
-        case["calls_code"] = [code(expr, "eval") for expr in case.get("calls", ())]
+        prelude = case.get("prelude", "")
+        if case.get("mode") == "sandbox":
+            child_cases.append({"mode": "sandbox"})
+            judge_cases.append(
+                {
+                    "mode": "sandbox",
+                    "prelude": prelude,
+                    "prelude_code": code(prelude, "exec"),
+                    "statement": case.get("statement", ""),
+                    "statement_code": code(case.get("statement", ""), "exec"),
+                }
+            )
+            continue
+        judge_cases.append({"mode": case.get("mode")})
+        calls = list(case.get("calls", ()))
+        compiled = [code(expr, "eval") for expr in calls]
+        child_cases.append(
+            {
+                "mode": case.get("mode"),
+                "prelude": prelude,
+                "prelude_code": code(prelude, "exec"),
+                # The source only where it did not compile (the child reports the error).
+                "calls": [
+                    expr if c is None else "" for expr, c in zip(calls, compiled, strict=True)
+                ],
+                "calls_code": compiled,
+            }
+        )
+    shared = {"entry_point": problem["entry_point"], "deps_path": problem.get("deps_path", "")}
+    child: dict[str, Any] = {**shared, "cases": child_cases}
+    if any(case["mode"] != "sandbox" for case in child_cases):
+        child.update(test_setup=problem.get("test_setup", ""), test_setup_code=setup)
+    problem["_child_part"] = marshal.dumps(child)
+    if any(case["mode"] == "sandbox" for case in child_cases):
+        judge = {
+            **shared,
+            "cases": judge_cases,
+            "test_setup": problem.get("test_setup", ""),
+            "test_setup_code": setup,
+            "helpers": problem.get("helpers", ""),
+            "helpers_code": helpers,
+        }
+        problem["_judge_part"] = marshal.dumps(judge)
     return problem
 
 
