@@ -130,6 +130,23 @@ def _visible_output(config: pytest.Config) -> Iterator[None]:
         yield
 
 
+def _cached_samples(
+    name: str, problems: list[Problem], settings: Any, out_dir: Path
+) -> Path | None:
+    """The samples file when it already holds every sample this run asks for, else None.
+
+    Every backend records its registry entry's name (``ModelSpec.name``); a file written by
+    another model or with other settings raises :class:`harness.generate.ResumeMismatch`.
+    """
+    from harness.generate import read_done, samples_path
+    from harness.models.registry import resolve_model
+
+    path = samples_path(out_dir)
+    done = read_done(path, resolve_model(name).name, settings.to_json())
+    wanted = {(p.task_id, str(j)) for p in problems for j in range(settings.n)}
+    return path if wanted <= done else None
+
+
 @pytest.hookimpl(trylast=True, optionalhook=True)  # its spec is codeeval's (may be -p no:codeeval)
 def pytest_llm_generate_samples(
     config: pytest.Config, problems: list[Problem], out_dir: Path
@@ -146,9 +163,21 @@ def pytest_llm_generate_samples(
     from harness.models.backends import make_backend
     from harness.models.registry import RegistryError
 
-    settings = settings_from_config(config)
-    start = time.perf_counter()
     try:
+        # The registry entry and the settings, then what the samples file already holds:
+        # a malformed entry or a file of another model stops the run before a model loads,
+        # and nothing loads when every answer is there.
+        settings = settings_from_config(config)
+        cached = _cached_samples(name, problems, settings, out_dir)
+        if cached is not None:
+            with _visible_output(config):
+                print(
+                    f"codeeval: {len(problems)} problems x {settings.n} samples of {name} are "
+                    f"all in {cached}: no model loaded",
+                    file=sys.stderr,
+                )
+            return cached
+        start = time.perf_counter()
         backend = make_backend(
             name, backend=config.getoption("llm_backend"), dtype=config.getoption("llm_dtype")
         )

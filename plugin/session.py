@@ -65,11 +65,6 @@ class EvalSession:
         from harness.plus import only_for, request_plus  # plus cases: made in prepare_problems
 
         config = self.config
-        problems = self._load_problems()
-        samples = self._load_samples(problems)
-        if config.getoption("llm_plus") is not None:
-            problems = request_plus(problems, config.getoption("llm_plus"))
-        problems = only_for(problems, {s.task_id for s in samples})
         data_dir = config.getoption("llm_data_dir")
         settings = RunSettings(
             reward=config.getoption("llm_reward"),
@@ -86,7 +81,12 @@ class EvalSession:
             session_scores=True,
             every_case=bool(config.getoption("llm_every_case") or config.getoption("llm_per_case")),
         )
+        problems = self._load_problems()
         try:
+            samples = self._load_samples(problems, settings)
+            if config.getoption("llm_plus") is not None:
+                problems = request_plus(problems, config.getoption("llm_plus"))
+            problems = only_for(problems, {s.task_id for s in samples})
             # The folder is kept: unchanged modules keep pytest's rewritten bytecode
             # (compile_suite removes modules of problems no longer in the run).
             prepare_suite(problems, samples, self.root, settings)
@@ -120,13 +120,18 @@ class EvalSession:
                 )
         return problems
 
-    def _load_samples(self, problems: list[Problem]) -> list[Sample]:
+    def _load_samples(self, problems: list[Problem], settings: Any) -> list[Sample]:
+        from harness.pipeline.prepare import check_setup
         from harness.samples import canonical_samples, read_samples
 
         source = self.config.getoption("llm_samples")
         if source == "canonical":
             return canonical_samples(problems)
         if source is None:
+            # Whatever can refuse the run is checked before a model loads: the suite and its
+            # data (loaded above), the reward config and the sandbox here, the model's
+            # registry entry in the generation hook.
+            check_setup(problems, self.root, settings)
             self.out_dir.mkdir(parents=True, exist_ok=True)
             generated = self.config.hook.pytest_llm_generate_samples(
                 config=self.config, problems=problems, out_dir=self.out_dir

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from harness.models import tiny_model
+from harness.sandbox.bwrap import bwrap_available
 
 pytest_plugins = ["pytester"]
 
@@ -56,13 +60,14 @@ def test_model_generates_then_the_suite_is_evaluated(
     pytester: pytest.Pytester, tiny_folder: Path
 ) -> None:
     out = pytester.path / "out"
+    model = shutil.copytree(tiny_folder, pytester.path / "model")
     args = [
         "--llm-eval",
         "humaneval",
         "--llm-split",
         "test[:1]",
         "--llm-model",
-        str(tiny_folder),
+        str(model),
         "--llm-backend",  # the plugin's generation path, not vLLM's start-up (tested apart)
         "transformers",
         "--llm-n",
@@ -82,13 +87,63 @@ def test_model_generates_then_the_suite_is_evaluated(
         ("HumanEval/0", "0"),
         ("HumanEval/0", "1"),
     ]
-    assert all(r["model"] == str(tiny_folder) for r in rows)
+    assert all(r["model"] == str(model) for r in rows)
     result.stderr.fnmatch_lines(["*codeeval: 1 problems x 2 samples from*"])
     assert (out / "results.jsonl").exists()
-    # Run again: the samples are all there, nothing is generated twice.
+    # Run again: the samples are all there, so no model loads (its folder is gone) and
+    # nothing is generated twice.
     before = (out / "samples.jsonl").read_bytes()
-    pytester.runpytest(*args)
+    shutil.rmtree(model)
+    again = pytester.runpytest(*args)
+    again.stderr.fnmatch_lines(["*1 problems x 2 samples of * are all in *: no model loaded*"])
+    assert again.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     assert (out / "samples.jsonl").read_bytes() == before
+
+
+FAST_S = 60  # a refused run stops within seconds; the bound leaves room for a loaded machine
+
+
+def refused(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """A run with a model that would take long to load and generate: it must stop first."""
+    start = time.perf_counter()
+    result = pytester.runpytest_subprocess(
+        "--llm-eval", "humaneval", "--llm-split", "test[:2]", "--llm-model", "smollm2-135m",
+        "--llm-backend", "transformers", "--llm-out", str(pytester.path / "out"),
+        "-p", "no:cacheprovider", *args, timeout=300,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stderr.str()[-2000:]
+    assert "model load" not in result.stderr.str() and "generating" not in result.stderr.str()
+    assert not (pytester.path / "out" / "samples.jsonl").exists()
+    assert time.perf_counter() - start < FAST_S
+    return result
+
+
+def test_a_bad_reward_config_stops_the_run_before_the_model_loads(
+    pytester: pytest.Pytester,
+) -> None:
+    result = refused(pytester, "--llm-reward", str(pytester.path / "missing.yaml"))
+    result.stderr.fnmatch_lines(["*--llm-reward *missing.yaml*"])
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="hiding a folder takes bubblewrap")
+def test_an_unusable_sandbox_stops_the_run_before_the_model_loads(
+    pytester: pytest.Pytester,
+) -> None:
+    # The interpreter's standard library hidden from the candidate (a data folder over it):
+    # the probe cannot import csv, as with an interpreter in a 0700 home and no bubblewrap.
+    stdlib = Path(os.__file__).parent
+    result = refused(pytester, "--llm-data-dir", str(stdlib))
+    result.stderr.fnmatch_lines(["*candidates cannot run with this Python*"])
+
+
+def test_a_malformed_registry_entry_stops_the_run_before_the_model_loads(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = pytester.mkdir("registry")
+    (registry / "smollm2-135m.yaml").write_text("source: x\nbackend: nonsense\n")
+    monkeypatch.setenv("CODEEVAL_MODEL_CONFIGS", str(registry))
+    result = refused(pytester)
+    result.stderr.fnmatch_lines(["*--llm-model smollm2-135m*"])
 
 
 def test_no_model_means_no_generation(pytester: pytest.Pytester) -> None:

@@ -108,6 +108,23 @@ def sandbox_settings_for(memory_mb: int, hide_paths: Sequence[str]) -> SandboxSe
     return settings
 
 
+def check_setup(
+    problems: Sequence[Problem], root: Path, settings: RunSettings
+) -> tuple[Any, SandboxSettings]:
+    """The run's loaded reward config and its sandbox's settings, both checked: a reward
+    config that does not load, or a sandbox that cannot run candidates here, raises
+    :class:`RunSetupError` within seconds. A caller with a long step before
+    :func:`prepare_suite` (a model generating the samples) calls it first; the probe's
+    outcome is cached, so :func:`prepare_suite` does not pay for it twice."""
+    reward_config = load_reward(settings.reward)
+    memory_mb = settings.memory_mb
+    if reward_config is not None:
+        memory_mb = reward_config.memory_limit or memory_mb
+    root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
+    hidden = [*settings.hide_paths, *hidden_sources(problems)]
+    return reward_config, sandbox_settings_for(memory_mb, (*hidden, str(root)))
+
+
 def prepare_suite(
     problems: Sequence[Problem], samples: Sequence[Sample], root: Path, settings: RunSettings
 ) -> PreparedSuite:
@@ -117,22 +134,20 @@ def prepare_suite(
     sandbox, and each problem gets per-case time limits from its reference (calibrated in
     the very sandbox the samples will run in: the suite folder and ``hide_paths`` hidden).
     """
-    reward_config = load_reward(settings.reward)
-    memory_mb = settings.memory_mb
+    reward_config, sandbox_settings = check_setup(problems, root, settings)
+    memory_mb = sandbox_settings.memory_mb
     cap_s = None
     coverage = False
     every_case = settings.every_case
     if reward_config is not None:
         problems = _with_reward_dependencies(problems, reward_config, settings.reward)
-        memory_mb = reward_config.memory_limit or memory_mb
         cap_s = reward_config.test_timeout
         coverage = bool(reward_config.needs_coverage)
         every_case = every_case or coverage or reward_config.every_case
     if every_case:
         problems = [_every_case(p) for p in problems]
-    root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
-    sandbox = shared_sandbox(sandbox_settings_for(memory_mb, (*hidden, str(root))))
+    sandbox = shared_sandbox(sandbox_settings)
     problems = run_problem_steps(problems, sandbox)  # products' steps (plus cases) first
     timed = prepare_problems(
         problems, sandbox, coverage=coverage, override_s=settings.timeout_s, cap_s=cap_s
