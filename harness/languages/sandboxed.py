@@ -20,24 +20,34 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import harness.languages.view as view
-from harness.sandbox import bwrap
+from harness.sandbox import bwrap, uids
 
 WORK = "/tmp/w"  # in a build's run command: the run's private folder
 # Each run gets its own unprivileged uid (no passwd entry needed): RLIMIT_NPROC counts the
 # processes of a uid across the whole machine, so with one shared uid a fork bomb in one
-# sample (or a JVM's threads) would make another sample's program fail to start.
-UID_BASE = 200_000
+# sample (or a JVM's threads) would make another sample's program fail to start. The uids
+# come from a block this process leases machine-wide (harness.sandbox.uids), used in turn.
+UID_BASE = uids.UID_BASE
 _uids = itertools.count()
+_lease: tuple[int, uids.UidLease] | None = None  # (the pid that took it, the block)
+_lease_lock = threading.Lock()
 
 
 def run_uid() -> int:
-    """A uid no other live run of this machine uses (pid and a per-process counter)."""
-    return UID_BASE + (os.getpid() % 10_000) * 100 + next(_uids) % 100
+    """A uid no other live run of this machine uses (the next of this process's block)."""
+    global _lease
+    if os.getuid() != 0:  # nothing is dropped: any number in the range does
+        return UID_BASE + next(_uids) % uids.BLOCK_SIZE
+    with _lease_lock:
+        if _lease is None or _lease[0] != os.getpid():  # a fork takes a block of its own
+            _lease = (os.getpid(), uids.lease(uids.BLOCK_SIZE))
+        return _lease[1].uid(next(_uids))
 
 
 @dataclass(frozen=True)
