@@ -239,7 +239,10 @@ def test_llm_plus_on_a_users_suite(pytester: pytest.Pytester) -> None:
     assert "Plus cases: drop per problem" in report and "mine/largest" in report
 
 
-def test_a_suite_and_its_plus_suite_in_one_run_is_a_usage_error(pytester: pytest.Pytester) -> None:
+def test_a_suite_and_its_plus_suite_in_one_run_is_a_usage_error(
+    pytester: pytest.Pytester, shared_data: Path
+) -> None:
+    # humaneval-plus is read from the mirror (the check compares the loaded task ids).
     result = run_session(
         pytester, "--llm-eval", "humaneval,humaneval-plus", "--llm-split", "test[:1]",
         "--llm-samples", "canonical",
