@@ -116,7 +116,19 @@ def {RUNNER_NAME}(test_class, candidate, class_name):
     tests["__file__"] = os.path.join(os.getcwd(), "test_classeval.py")
     result = unittest.TestResult()
     unittest.defaultTestLoader.loadTestsFromTestCase(test_class).run(result)
+
+    def skipped_by_the_benchmark(test):
+        method = getattr(type(test), test._testMethodName, None)
+        return getattr(type(test), "__unittest_skip__", False) or getattr(
+            method, "__unittest_skip__", False
+        )
+
+    # Only a skip the benchmark wrote counts as one; a skip raised while the test ran, an
+    # expected failure and an unexpected success are failures here.
     bad = result.failures + result.errors
+    bad += [(t, "skipped: " + str(why)) for t, why in result.skipped if not skipped_by_the_benchmark(t)]
+    bad += [(t, "an expected failure") for t, _ in result.expectedFailures]
+    bad += [(t, "an unexpected success") for t in result.unexpectedSuccesses]
     if bad:
         test, trace = bad[0]
         last = trace.strip().splitlines()[-1] if trace.strip() else ""

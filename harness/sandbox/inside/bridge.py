@@ -10,10 +10,14 @@ plain data (:mod:`codec`), or as a handle when the result has no plain encoding 
 of the candidate's own class). The assert itself runs in the judge, so a forged answer can
 only be a wrong value.
 
-Comparisons between a proxy and a trusted value never ask the candidate: they use the
-object's plain encoding, as the compare path does (an object whose ``__eq__`` is always true
-is opaque there and equals nothing). Operations whose *result* is what the check inspects
-(``len``, ``str``, ``in``, arithmetic, method calls) are the candidate's to compute.
+Comparisons and arithmetic between a proxy and a trusted value never ask the candidate: they
+use the object's plain encoding, as the compare path does (an object whose ``__eq__`` is
+always true is opaque there and equals nothing; an opaque object in arithmetic with a trusted
+value is a TypeError). What the candidate hands the judge is always a handle, never a name
+the judge resolves to one of its own objects: a method that *is* ``os.system`` or
+``unittest.TestCase.skipTest`` is called in the candidate's process, like any other.
+Operations on the candidate's own objects (calls, attributes, ``str``, the ``len`` of its own
+class) are the candidate's to compute.
 
 Messages are length-prefixed JSON on two pipes, ``{"fn", "a", "k"}`` one way and ``{"v"}``
 (a value) or ``{"e"}`` (what the candidate raised) the other. The judge reads replies with a
@@ -156,9 +160,6 @@ class ChildSide:
         self._pid, self._getpid, self._exit = os.getpid(), os.getpid, os._exit
 
     def _to_handle(self, value: Any) -> list[Any]:
-        ref = _named(value)
-        if ref is not None:
-            return ref
         handle = self.handles.get(id(value))
         if handle is None:
             handle = len(self.table) + 1
@@ -251,8 +252,9 @@ class ChildSide:
 
 def _named(value: Any) -> list[Any] | None:
     """``["h", "ref", module, qualname]`` for a class or function another module defines
-    (``int``, ``datetime.date``): the judge takes its own copy by that name. The program's
-    own classes and functions (module ``solution``) are handles instead."""
+    (``int``, ``datetime.date``), in a *plain* encoding only: the judge keeps it as a name it
+    compares by (remote._Named), never as its own object. The program's own classes and
+    functions (module ``solution``) are opaque."""
     if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
         return None
     module = getattr(value, "__module__", None)

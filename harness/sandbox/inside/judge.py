@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import builtins
 import ctypes
-import importlib
 import os
 import signal
 import sys
@@ -169,8 +168,9 @@ def _bind_program(side: Any, env: dict[str, Any], entry: str) -> None:
     """Proxies for the program's names the benchmark's own code does not define.
 
     Trusted names win (a helper the prompt defines is the benchmark's, whatever the program
-    says), builtins are never shadowed, and a module the program imported is imported here
-    (the judge's own copy of it, not the candidate's).
+    says) and builtins are never shadowed. Every other name is a proxy, a module the program
+    imported included: the judge never takes a name from the candidate and imports or
+    resolves it to an object of its own.
     """
     names = side.apply("names")
     if type(names) is not list:
@@ -178,13 +178,7 @@ def _bind_program(side: Any, env: dict[str, Any], entry: str) -> None:
     for item in names:
         if type(item) is not list or len(item) != 3 or type(item[0]) is not str:
             continue
-        name, module, value = item
+        name, _, value = item
         if name != entry and (name in env or name in builtins.__dict__):
             continue
-        if type(module) is str:
-            try:
-                env[name] = importlib.import_module(module)
-            except BaseException:  # noqa: B036, S112 - not importable here: leave it out
-                continue
-        else:
-            env[name] = value
+        env[name] = value

@@ -2,9 +2,16 @@
 objects, whose every operation is a message the child answers (stdlib only).
 
 The judge runs a check with proxies in place of the program's names; an operation on a proxy
-(a call, an attribute, ``len``, arithmetic, ...) goes to the child, and the answer comes back
-as plain data, or as a new proxy for an object without a plain encoding. Comparing a proxy
-with a trusted value uses the proxy's plain encoding: the candidate's ``__eq__`` never decides.
+(a call, an attribute, ``len``, ...) goes to the child, and the answer comes back as plain data,
+or as a new proxy for an object without a plain encoding. Nothing the candidate hands over is
+ever resolved to one of the judge's own objects: a name (``os.system``) stays a name, equal to
+the judge's object of that name and nothing more (:class:`_Named`).
+
+Comparing a proxy with a trusted value, and arithmetic between them, use the proxy's plain
+encoding: the candidate's ``__eq__``, ``__sub__`` or ``__rsub__`` never decides what a trusted
+helper (``assertAlmostEqual``'s ``first - second``) concludes. Unary operations and conversions
+of a proxy with a plain encoding are computed on it too; only the candidate's own objects
+(opaque) compute their ``len``, ``str`` or ``abs`` themselves.
 """
 
 from __future__ import annotations
@@ -16,7 +23,6 @@ import json
 import operator
 import os
 import pickle
-import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -76,7 +82,7 @@ class JudgeSide:
 
     def _remote(self, node: list[Any]) -> Any:
         if len(node) == 4 and node[1] == "ref":
-            return _resolve(node[2], node[3])
+            return _Named(node[2], node[3])
         if len(node) != 3 or type(node[1]) is not int or type(node[2]) is not str:
             raise self.codec.ChannelError("bad handle")
         return Remote(self, node[1], node[2][:200])
@@ -139,34 +145,40 @@ class JudgeSide:
         return reply
 
 
-def _resolve(module: Any, name: Any) -> Any:
-    """A named object in the judge, only from modules it already imported (a name from the
-    candidate never makes the judge import anything); unknown: an opaque value."""
-    found: Any = sys.modules.get(module) if type(module) is str else None
-    if found is not None and type(name) is str:
-        for part in name.split("."):
-            found = getattr(found, part, None)
-        if isinstance(found, (type, types.FunctionType, types.BuiltinFunctionType)):
-            return found
-    return _Unknown(f"{module}.{name}")
+class _Named:
+    """A class or function the candidate named (``builtins.int``): equal to the judge's object
+    of that module and name, and to nothing else. Never called, never resolved."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: Any, name: Any) -> None:
+        self.module = str(module)[:200]
+        self.name = str(name)[:200]
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, _Named):
+            return (self.module, self.name) == (other.module, other.name)
+        if not isinstance(other, (type, types.FunctionType, types.BuiltinFunctionType)):
+            return False
+        return (getattr(other, "__module__", None), getattr(other, "__qualname__", None)) == (
+            self.module,
+            self.name,
+        )
+
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((self.module, self.name))
+
+    def __repr__(self) -> str:
+        return f"<{self.module}.{self.name} from the sandbox>"
 
 
 def _resolve_node(node: list[Any]) -> Any:
     if len(node) == 4 and node[1] == "ref":
-        return _resolve(node[2], node[3])
+        return _Named(node[2], node[3])
     raise ValueError("a handle where a plain value was expected")
-
-
-class _Unknown:
-    """A named object the judge does not have: equal to nothing but itself."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<{self.name[:200]} from the sandbox>"
 
 
 def _update(target: Any, new: Any) -> None:
@@ -201,14 +213,49 @@ def _forward(name: str, kind: type | None = None) -> Callable[..., Any]:
     return method
 
 
+def _on_value(name: str, operation: Callable[..., Any], kind: type | None = None) -> Any:
+    """A dunder computed on the proxy's plain value when it has one (a list of the candidate's
+    is a list here), and by the candidate only for its own, opaque objects."""
+    candidates = _forward(name, kind)
+
+    def method(self: Remote, *args: Any) -> Any:
+        plain = _side(self).plain(self)
+        if _opaque(plain):
+            return candidates(self, *args)
+        return operation(plain, *args)
+
+    method.__name__ = f"__{name}__"
+    return method
+
+
+def _opaque(value: Any) -> bool:
+    return type(value).__name__ == "Opaque"
+
+
+def _operand(remote: Remote) -> Any:
+    """The plain value of a proxy in arithmetic with a trusted value; an object of the
+    candidate's own has none there (its dunders would decide a trusted result)."""
+    plain = _side(remote).plain(remote)
+    if _opaque(plain):
+        kind = object.__getattribute__(remote, "_type_name")
+        raise TypeError(f"unsupported operand: the candidate's {kind} with a trusted value")
+    return plain
+
+
 def _binary(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """An operator's dunder and its reflected twin (``__add__``, ``__radd__``)."""
+    """An operator's dunder and its reflected twin (``__add__``, ``__radd__``): the
+    candidate's between two of its own objects, plain values' with a trusted one."""
+    operation = getattr(operator, name + "_" if name in ("and", "or") else name)
 
     def forward(self: Remote, other: Any) -> Any:
-        return _side(self).apply(name, self, other)
+        if isinstance(other, Remote):
+            return _side(self).apply(name, self, other)
+        return operation(_operand(self), other)
 
     def reflected(self: Remote, other: Any) -> Any:
-        return _side(self).apply(name, other, self)
+        if isinstance(other, Remote):
+            return _side(self).apply(name, other, self)
+        return operation(other, _operand(self))
 
     return forward, reflected
 
@@ -253,7 +300,8 @@ class Remote:
         return _side(self).apply("call", self, *args, **kwargs)
 
     def __iter__(self) -> Any:
-        return iter(_side(self).apply("iter", self))
+        plain = _side(self).plain(self)
+        return iter(_side(self).apply("iter", self) if _opaque(plain) else plain)
 
     def __exit__(self, *exc: Any) -> Any:
         return _side(self).apply("exit", self, None, None, None)
@@ -278,21 +326,21 @@ class Remote:
     __repr__ = _forward("repr", str)
     __str__ = _forward("str", str)
     __format__ = _forward("format", str)
-    __len__ = _forward("len", int)
-    __bool__ = _forward("bool", bool)
-    __int__ = _forward("int", int)
-    __float__ = _forward("float", float)
-    __index__ = _forward("index", int)
-    __contains__ = _forward("contains", bool)
+    __len__ = _on_value("len", len, int)
+    __bool__ = _on_value("bool", bool, bool)
+    __int__ = _on_value("int", int, int)
+    __float__ = _on_value("float", float, float)
+    __index__ = _on_value("index", operator.index, int)
+    __contains__ = _on_value("contains", operator.contains, bool)
     # Items, context and unary operators: whatever the candidate returns.
     __getitem__ = _forward("getitem")
     __setitem__ = _forward("setitem")
     __delitem__ = _forward("delitem")
     __enter__ = _forward("enter")
-    __neg__ = _forward("neg")
-    __pos__ = _forward("pos")
-    __abs__ = _forward("abs")
-    __invert__ = _forward("invert")
+    __neg__ = _on_value("neg", operator.neg)
+    __pos__ = _on_value("pos", operator.pos)
+    __abs__ = _on_value("abs", abs)
+    __invert__ = _on_value("invert", operator.invert)
     __eq__ = _comparison("eq")  # type: ignore[assignment]
     __ne__ = _comparison("ne")  # type: ignore[assignment]
     __lt__ = _comparison("lt")
