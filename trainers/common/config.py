@@ -27,6 +27,13 @@ class ConfigError(ValueError):
     kind = "config error"  # how ``python -m trainers.<algorithm>`` labels it
 
 
+class NeedsFirst(ConfigError):
+    """The config is fine but its data is not here yet: the message names what to run or
+    fetch first (a mined suite, a difficulty measurement, a data set this machine lacks)."""
+
+    kind = "needs a step first"
+
+
 class InvalidSetting(ValueError):
     """Raised by a ``__post_init__``: ``field`` is the offending field of that dataclass."""
 
@@ -310,6 +317,35 @@ def to_dict(config: Any) -> dict[str, Any]:
     return dataclasses.asdict(config)
 
 
+# Paths a config file may give relative to its own folder (data bundled beside the configs).
+FILE_RELATIVE = (("dataset", "data_dir"),)
+
+
+def config_path(path: str | Path) -> Path:
+    """``path``, or the bundled config it names when there is no such file here:
+    ``configs/grpo_he_cpu.yaml``, ``grpo_he_cpu.yaml`` or ``grpo_he_cpu`` work from any
+    folder and from an installed wheel."""
+    given = Path(path)
+    if given.exists() or given.is_absolute():
+        return given
+    from harness.paths import bundled
+
+    name = given.name if given.suffix == ".yaml" else f"{given.name}.yaml"
+    found = bundled(name)
+    return found if found.is_file() and given.parent.name in ("", "configs") else given
+
+
+def _beside_file(data: dict[str, Any], path: Path) -> None:
+    """A relative path of :data:`FILE_RELATIVE` that exists beside the config file is read
+    from there (else from the working folder, as given)."""
+    for section, key in FILE_RELATIVE:
+        value = data.get(section, {}).get(key) if isinstance(data.get(section), dict) else None
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            beside = path.parent / value
+            if beside.exists():
+                data[section][key] = str(beside.resolve())
+
+
 def load_config(
     cls: type[T],
     path: str | Path | None = None,
@@ -318,7 +354,11 @@ def load_config(
 ) -> T:
     """The config in ``path`` with ``overrides`` applied, as an instance of ``cls``."""
     origins = Origins()
-    data = read_yaml(path, origins) if path else {}
+    data: dict[str, Any] = {}
+    if path:
+        path = config_path(path)
+        data = read_yaml(path, origins)
+        _beside_file(data, path)
     apply_overrides(data, overrides, origins, aliases)
     try:
         return build(cls, data)

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.language_hooks import hooks_for
 from harness.records import Problem
-from trainers.common.config import ConfigError
+from trainers.common.config import ConfigError, NeedsFirst
 
 INSTRUCTION = (
     "Complete the following Python code. Answer with the complete code in one ```python block."
@@ -39,13 +39,34 @@ def usable(problems: Sequence[Problem]) -> list[Problem]:
 
 
 def load_split(
-    suite: str, split: str, data_dir: str | None, task_ids: Sequence[str] = ()
+    suite: str,
+    split: str,
+    data_dir: str | None,
+    task_ids: Sequence[str] = (),
+    needs: str | None = None,
 ) -> list[Problem]:
     """The usable problems of ``suite``/``split`` (sliced by the suite), only ``task_ids`` if
-    given."""
-    from suites import load_suite
+    given. Data that cannot be loaded here raises :class:`NeedsFirst`, one line that says
+    ``needs`` (what to run or fetch) or else where the data is looked for."""
+    from suites import known_suites
+    from suites.registry import default_data_dir, load_splits
+    from suites.splits import SplitError, select_split
 
-    problems = usable(load_suite(suite, split, data_dir))
+    try:
+        splits = load_splits(suite, default_data_dir(data_dir))
+    except (OSError, ValueError) as exc:
+        name = suite.partition("@")[0].lower()
+        if not suite.startswith("jsonl:") and name not in known_suites():
+            raise ConfigError(f"dataset.suite: {exc}") from None
+        # The data is not here: one line, with what to run or fetch.
+        reason = " ".join(str(exc).split())
+        todo = needs or "put its data in dataset.data_dir or $CODEEVAL_DATA_DIR"
+        raise NeedsFirst(f"dataset.suite: {reason}; {todo}") from None
+    try:
+        loaded = select_split(splits, split)
+    except SplitError as exc:
+        raise ConfigError(f"dataset: {suite} {split!r}: {exc}") from None
+    problems = usable(loaded)
     if task_ids:
         wanted = set(task_ids)
         problems = [p for p in problems if p.task_id in wanted]
@@ -71,18 +92,23 @@ def train_problems(dataset: Any, model_name: str, seed: int) -> list[Problem]:
     when none is left."""
     from harness.difficulty import training_problems
 
-    problems = load_split(dataset.suite, dataset.train_split, dataset.data_dir, dataset.task_ids)
+    problems = load_split(
+        dataset.suite, dataset.train_split, dataset.data_dir, dataset.task_ids, dataset.needs
+    )
     refuse_evaluation_only(dataset.suite, problems)
     if not problems:
         raise ConfigError(
             f"dataset: no usable problems in {dataset.suite} {dataset.train_split!r} (all "
             "filtered out or defective); widen dataset.train_split or dataset.task_ids"
         )
-    return training_problems(problems, dataset, model_name, seed)
+    try:
+        return training_problems(problems, dataset, model_name, seed)
+    except FileNotFoundError as exc:  # no difficulty measurement: it names its command
+        raise NeedsFirst(f"dataset.difficulty: {exc}") from None
 
 
 def eval_problems(dataset: Any) -> list[Problem]:
     """The evaluation problems of ``dataset`` (none without ``dataset.eval_split``)."""
     if not dataset.eval_split:
         return []
-    return load_split(dataset.suite, dataset.eval_split, dataset.data_dir)
+    return load_split(dataset.suite, dataset.eval_split, dataset.data_dir, needs=dataset.needs)

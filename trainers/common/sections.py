@@ -124,7 +124,14 @@ class DatasetSettings:
         None, help="evaluation split (sliced like train_split); null: no evaluation"
     )
     data_dir: str | None = help_field(
-        None, help="local data folder for suites that read files (e.g. ../shared/data)"
+        None,
+        help="local data folder for suites that read files (e.g. ../shared/data); in a config "
+        "file, a relative folder that exists beside the file is read from there (bundled data)",
+    )
+    needs: str | None = help_field(
+        None,
+        help="what to run or fetch before this config's data can load (a mined suite, a data "
+        "set): said in the one-line error when the suite cannot be loaded",
     )
     task_ids: list[str] = help_field([], help="if set, train only on these task ids")
     shuffle: bool = help_field(True, help="shuffle training problems each epoch (seeded)")

@@ -61,6 +61,18 @@ class DQNTrainer:
         self.config = config
         self.settings = s = config.dqn
         seed_everything(config.seed)
+        # The problems first: a run whose data is not here stops before a model loads.
+        d = config.dataset
+        self.train_problems = list(
+            train_problems
+            if train_problems is not None
+            else loader.train_problems(d, config.model.name, config.seed)
+        )
+        self.eval_problems = list(
+            eval_problems if eval_problems is not None else loader.eval_problems(d)
+        )
+        if not self.train_problems:
+            raise DataError(f"dataset.train_split={d.train_split!r} gave no usable problems")
         if model is None:
             from harness.models import load_model
 
@@ -74,17 +86,6 @@ class DQNTrainer:
             param.requires_grad_(False)  # the policy is the data's policy: never trained
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.stops = stop_ids(tokenizer, model)
-        d = config.dataset
-        self.train_problems = list(
-            train_problems
-            if train_problems is not None
-            else loader.train_problems(d, config.model.name, config.seed)
-        )
-        self.eval_problems = list(
-            eval_problems if eval_problems is not None else loader.eval_problems(d)
-        )
-        if not self.train_problems:
-            raise DataError(f"dataset.train_split={d.train_split!r} gave no usable problems")
         output: Any = cast(Any, model).get_output_embeddings()
         embedding = output.weight
         self.q = core.TwinQ(embedding, s.num_heads, s.head_inner).to(embedding.device)

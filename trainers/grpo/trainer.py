@@ -48,9 +48,7 @@ def to_trl_args(config: GRPORunConfig) -> Any:
     from trainers.common.policy import resolve_device
 
     g, out, log, model = config.grpo, config.output, config.logging, config.model
-    report_to = [
-        name for name, on in (("tensorboard", log.tensorboard), ("wandb", log.wandb)) if on
-    ]
+    report_to = reporters(log)
     batch = g.prompts_per_step * g.num_generations
     return GRPOConfig(
         output_dir=out.dir,
@@ -97,6 +95,19 @@ def to_trl_args(config: GRPORunConfig) -> Any:
     )
 
 
+def reporters(log: Any) -> list[str]:
+    """TRL's ``report_to``: the trackers the config asks for that are installed here. TRL
+    stops at start on a missing one; like the metrics logger, a run says so and goes on."""
+    import importlib.util
+    import warnings
+
+    wanted = [name for name, on in (("tensorboard", log.tensorboard), ("wandb", log.wandb)) if on]
+    missing = [name for name in wanted if importlib.util.find_spec(name) is None]
+    for name in missing:
+        warnings.warn(f"logging.{name}: {name} is not installed; skipping it", stacklevel=2)
+    return [name for name in wanted if name not in missing]
+
+
 def metrics_callback(logger: MetricsLogger, reward: Any | None) -> Any:
     """A TRL/transformers callback that mirrors each log into ``metrics.jsonl``."""
     from transformers import TrainerCallback
@@ -129,6 +140,11 @@ def build_trainer(
     policy: Any = None,
 ) -> GRPORun:
     """Everything a GRPO run needs; ``problems``/``reward_fn``/``policy`` replace the defaults."""
+    # The problems first: a run whose data is not here stops before TRL and a model load.
+    if problems is None:
+        train, evals = load_problems(config)
+    else:
+        train, evals = list(problems), []
     from trl import GRPOTrainer
 
     from trainers.common import distributed
@@ -138,11 +154,6 @@ def build_trainer(
     # Join the launcher's group as MAGRPO and PPO do: it checks accelerate counts every process
     # and warns when accelerate's plain launcher started only one on a machine without GPUs.
     place = distributed.init_distributed()
-
-    if problems is None:
-        train, evals = load_problems(config)
-    else:
-        train, evals = list(problems), []
     args = to_trl_args(config)
     check_enough_prompts(len(train), args.generation_batch_size // args.num_generations)
     if reward_fn is None:

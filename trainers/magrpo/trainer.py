@@ -87,6 +87,10 @@ class MAGRPOTrainer:
         self.roles = Roles.for_suite(
             config.dataset.suite, self.settings.num_agents, self.settings.split_strategy
         )
+        # The problems first: a run whose data is not here stops before a model loads.
+        self.train_problems = (
+            list(train_problems) if train_problems is not None else self._load_train()
+        )
         self.agents = list(agents) if agents is not None else self._create_agents()
         self.engine = engine_for_model(config.model, self.agents, config.seed)
         self.optimizers = {
@@ -103,9 +107,6 @@ class MAGRPOTrainer:
         if feedback is None and self.settings.num_turns > 1:
             feedback = harness_feedback(config.external)
         self.feedback = feedback
-        self.train_problems = (
-            list(train_problems) if train_problems is not None else self._load_train()
-        )
         self.eval_problems = list(eval_problems) if eval_problems is not None else None
         self.step = 0
         self.epoch = 0
