@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
+from harness.data_tests import FROM_DATA
 from harness.oracles import judge as judge_with_oracle
 from harness.paths import cache_dir, write_cache_file
 from harness.records import CheckCase, Problem
@@ -312,10 +313,13 @@ class _TrustedChecks:
     def _setup(self) -> dict[str, Any] | None:
         if self._module is None and not self._setup_error:
             module: dict[str, Any] = {"__name__": "codeeval_calibration"}
+            # Tests from data: their setup runs only in the sandbox, their checks are pure.
+            setup = "import math" if self.problem.metadata.get(FROM_DATA) else None
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    exec(self._compiled(self.problem.test_setup), module)  # noqa: S102 - trusted
+                    source = setup or self.problem.test_setup
+                    exec(self._compiled(source), module)  # noqa: S102 - trusted
                 self._module = module
             except Exception as exc:  # noqa: BLE001 - reported as the reference's failure
                 self._setup_error = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
+from harness.data_tests import FROM_DATA
 from harness.language_hooks import hooks_for
 from harness.records import CheckCase, Problem, Sample, is_plus, to_json
 
@@ -142,7 +143,11 @@ def render_test_module(problem: Problem) -> str:
         reason = "data defect: " + "; ".join(problem.defects)
         lines.append(f"    pytest.mark.xfail(reason={_literal(reason)}, strict=False),")
     lines.append("]")
-    if any(c.mode == "compare" for c in problem.cases) and problem.test_setup.strip():
+    compares = any(c.mode == "compare" for c in problem.cases)
+    if problem.metadata.get(FROM_DATA):  # the data's setup runs only in the sandbox
+        if compares:
+            lines += ["", "import math  # the checks below are pure: values, literals, math"]
+    elif compares and problem.test_setup.strip():
         lines += ["", "# Test setup from the benchmark (trusted code).", problem.test_setup]
     groups: dict[str, list[CheckCase]] = {}
     for case in problem.cases:

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness.data_tests import confine_data_tests
 from harness.deps.pins import PinError
 from harness.deps.resolve import resolve
 from harness.deps.sources import FIELD as DEPENDENCIES
@@ -75,14 +76,16 @@ def load_jsonl(path: str | Path, suite: str | None = None) -> list[Problem]:
 
 
 def _problem(record: dict[str, Any], suite: str, file: str, number: int) -> Problem:
+    """A HumanEval-shaped line's problem; its tests are the user's data, so they run confined
+    (harness.data_tests), never in the trusted process."""
     extra: dict[str, Any] = {"source_file": file, "source_line": number}
     own = record.get(DEPENDENCIES) or {}
     if not own:
-        return problem_from_record(record, suite, extra)
+        return confine_data_tests(problem_from_record(record, suite, extra))
     reference = record["prompt"] + (record.get("canonical_solution") or "")
     needs = [m for m in missing_modules([record["test"], reference]) if m in own]
     extra.update(dependencies=own, dependencies_source=f"{file}:{number}", deps_needs=needs)
-    return resolve(problem_from_record(record, suite, extra, allowed=own))
+    return confine_data_tests(resolve(problem_from_record(record, suite, extra, allowed=own)))
 
 
 def _parse_object(raw: bytes, file: str, number: int) -> dict[str, Any]:

@@ -7,8 +7,9 @@ driver calls the candidate with them; the expected values stay on the trusted si
 Types come from the prompt's annotations where there are any, unified with the types of the
 values the checks pass and the reference returns on them (MultiPL-E annotates by hand; MBPP has
 no annotations at all); a place whose values have different types (or whose annotation says
-``Any``) gets the Union of their exact types (:mod:`harness.languages.unions`). The reference runs once, in a plain subprocess (it is the benchmark's
-own trusted code), and its results are kept in a :class:`~harness.memo.DiskMemo`.
+``Any``) gets the Union of their exact types (:mod:`harness.languages.unions`). The reference
+runs once, in the sandbox (an inline problem's reference and tests come with a request), and
+its results are kept in a :class:`~harness.memo.DiskMemo`.
 
 Anything that does not fit (a check that is not ``candidate(literals...)``, a value of a type
 with no translation, a reference that fails) raises :class:`Untranslatable` with the reason;
@@ -19,8 +20,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,10 +109,11 @@ def _check_call(text: str, problem: Problem, arity: int) -> None:
         raise Untranslatable(f"check call {text[:80]} passes {len(call.args)} of {arity} arguments")
 
 
-# Runs in a subprocess: the benchmark's trusted code only (reference, test setup, preludes).
-# Many problems' jobs go to one interpreter (a suite loads in one process start, not 164).
+# Runs in the sandbox (harness.sandbox): the reference, test setup and preludes are the
+# benchmark's, or an inline problem's from a request, never run in the trusted process. Many
+# problems' jobs go to one sample (a suite loads in one run, not 164).
 _RUNNER = r"""
-import ast, copy, json, signal, sys
+import ast, copy, signal
 
 def run(job):
     scope = {}
@@ -137,18 +137,17 @@ def run(job):
 def alarm(*_):
     raise TimeoutError("the Python reference timed out on the check calls")
 
-signal.signal(signal.SIGALRM, alarm)
-replies, sys.stdout = sys.stdout, sys.stderr  # a reference that prints must not break a reply
-for line in sys.stdin:
-    job = json.loads(line)
-    signal.alarm(int(job["timeout"]))
-    try:
-        reply = {"ok": run(job)}
-    except BaseException as exc:
-        reply = {"error": f"{type(exc).__name__}: {exc}"[:200]}
-    signal.alarm(0)
-    replies.write(json.dumps(reply) + "\n")
-    replies.flush()
+def run_all(jobs):
+    signal.signal(signal.SIGALRM, alarm)
+    replies = []
+    for job in jobs:
+        signal.alarm(int(job["timeout"]))
+        try:
+            replies.append({"ok": run(job)})
+        except BaseException as exc:
+            replies.append({"error": f"{type(exc).__name__}: {exc}"[:200]})
+        signal.alarm(0)
+    return replies
 """
 
 
@@ -177,20 +176,22 @@ def prefetch(problems: list[Problem]) -> None:
 
 
 def _run_jobs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each job's reply (``ok`` or ``error``); successful ones are kept in the memo."""
-    text = "".join(json.dumps(j) + "\n" for j in jobs)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", _RUNNER],
-            input=text,
-            capture_output=True,
-            text=True,
-            timeout=REFERENCE_TIMEOUT_S * len(jobs) + 30,
-            check=False,
-        )
-        replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    except (subprocess.TimeoutExpired, ValueError):
+    """Each job's reply (``ok`` or ``error``), run in the sandbox; successful ones are kept in
+    the memo."""
+    from harness.sandbox import CaseRequest, SampleRequest, SandboxSettings
+    from harness.sandbox.shared import shared_sandbox
+
+    limit = REFERENCE_TIMEOUT_S * len(jobs) + 30
+    program = f"{_RUNNER}\nimport json\nJOBS = json.loads({json.dumps(jobs)!r})\n"
+    case = CaseRequest("jobs", "compare", calls=("candidate(JOBS)",), timeout_s=limit)
+    request = SampleRequest(program, "run_all", (case,), budget_s=limit + 10)
+    result = shared_sandbox(SandboxSettings()).run(request)
+    outcome = result.cases["jobs"]
+    replies = outcome.values[0] if outcome.status == "ok" and outcome.values else []
+    if not isinstance(replies, list):
         replies = []
+    replies = [r if isinstance(r, dict) else {"error": "a malformed reply"} for r in replies]
+    replies = replies[: len(jobs)]
     replies += [{"error": "the reference runner stopped"}] * (len(jobs) - len(replies))
     for job, reply in zip(jobs, replies, strict=True):
         if "ok" in reply:

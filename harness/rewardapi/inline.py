@@ -31,6 +31,7 @@ import threading
 from collections import OrderedDict
 
 from harness.checks import CheckSplitError, split_check
+from harness.data_tests import confine_data_tests
 from harness.records import Problem
 from harness.rewardapi.items import InlineSpec, RewardInputError
 from suites.defects import missing_module_defects, parse_error
@@ -86,8 +87,9 @@ def build_problem(spec: InlineSpec, where: str) -> Problem:
         metadata={"test_source": test_source, "prompt_kind": prompt_kind(spec)},
     )
     if spec.language == "python":
-        return python
-    return _translated(python, spec.language, where)
+        return confine_data_tests(python)
+    # A compiled language's driver has no judge: a check that is not pure is left out.
+    return confine_data_tests(_translated(python, spec.language, where), judge=False)
 
 
 def prompt_kind(spec: InlineSpec) -> str:
