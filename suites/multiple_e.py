@@ -8,10 +8,11 @@ case judged in the trusted process: the driver of the problem's language
 (:mod:`harness.languages.multiple_e`) makes the very call the assertion makes (MultiPL-E's
 argument text, verbatim) and sends back the value; the expected literal, read back into
 Python (:mod:`suites.multiple_e_literals`), is compared with it by the language's own
-equality. A problem whose assertions do not all read that way (C++'s ``std::any`` and
-generated ``Union_`` classes) keeps one case that runs MultiPL-E's test body in the sandbox
-(``metadata["multiple_e_fallback"]`` says why; its verdict depends on the candidate's process,
-so the case is marked ``weaker``).
+equality. A problem whose assertions do not all read that way (C++'s untagged ``Union_``
+classes, whose ``==`` only the candidate's process can evaluate) keeps one case that runs
+MultiPL-E's test body in the sandbox, marked ``weaker``, and is a data defect: a check that runs
+in the candidate's process can never make a sample pass (an ``#define assert(x)`` would), so
+these problems leave pass@k with the reason (``metadata["multiple_e_fallback"]`` says why).
 
 Licence: MultiPL-E may be used for evaluation only, never as training data;
 :mod:`trainers.common.problems` refuses these suites.
@@ -102,10 +103,15 @@ def problem(record: dict[str, Any], language: str) -> Problem:
         metadata["multiple_e_fallback"] = str(exc)
         metadata["call_args"] = {"program": [[repr(("program", main_body(record["tests"])))]]}
     defects: tuple[str, ...] = ()
+    if "multiple_e_fallback" in metadata:
+        defects = (
+            f"{metadata['multiple_e_fallback']}: MultiPL-E's test can only be judged inside the "
+            "candidate's own process, where the candidate decides it",
+        )
     if language == "js" and any("\n" in c.source for c in cases):
         # A raw line break inside a string literal: node cannot parse the test program, so
         # MultiPL-E fails every completion of this problem.
-        defects = (
+        defects += (
             "MultiPL-E's JavaScript test has a line break inside a string literal: "
             "its test program does not parse, so every completion fails there",
         )

@@ -418,27 +418,45 @@ def js_tagged(value: Any) -> list[Any]:
 
 # -- JavaScript's assert.deepEqual (legacy mode: == on primitives) -----------------------------
 
-_JS_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)")
+# ECMAScript's StringNumericLiteral (ASCII digits only: Number("١٢٣") is NaN) and the white
+# space ToNumber trims (WhiteSpace: tab, VT, FF, ZWNBSP and every Zs space; LineTerminator).
+_JS_NUMBER = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?)", re.ASCII
+)
+_JS_WHITESPACE = (
+    "\t\v\f \u00a0\ufeff\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u202f\u205f\u3000\n\r\u2028\u2029"
+)
 
 
 def _js_number(tagged: list[Any]) -> float:
-    """ToNumber of a tagged primitive (NaN where JavaScript gives NaN)."""
+    """ToNumber of a tagged primitive (NaN where JavaScript gives NaN): a double, as in
+    JavaScript (a number past 2**53 is rounded, one past the largest double is infinite)."""
     kind = tagged[0]
     if kind == "n":
         value = tagged[1]
-        return float(value.replace("Infinity", "inf")) if isinstance(value, str) else value
+        if isinstance(value, str):
+            return float(value.replace("Infinity", "inf"))
+        return _double(value)
     if kind == "b":
         return 1.0 if tagged[1] else 0.0
     if kind == "s":
-        text = tagged[1].strip(" \t\n\r\v\f\u00a0\ufeff\u2028\u2029")
+        text = tagged[1].strip(_JS_WHITESPACE)
         if not text:
             return 0.0
         if text in ("Infinity", "+Infinity", "-Infinity"):
             return float(text.replace("Infinity", "inf"))
-        if re.fullmatch(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+", text):
-            return float(int(text, 0))
+        if re.fullmatch(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+", text, re.ASCII):
+            return _double(int(text, 0))
         return float(text) if _JS_NUMBER.fullmatch(text) else math.nan
     return math.nan
+
+
+def _double(value: int | float) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an integer past the largest double
+        return math.inf if value > 0 else -math.inf
 
 
 def _js_loose_primitive(a: list[Any], b: list[Any]) -> bool:

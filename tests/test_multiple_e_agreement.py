@@ -9,7 +9,8 @@ language (on this set: all of them), and the honest solutions must pass MultiPL-
 so the set holds both verdicts. It includes the cases where the languages' own equality
 matters: C++ and Java ``float`` results, JavaScript's loose ``deepEqual``, Java's
 ``Optional.of(Optional.empty())`` in HumanEval_136 (no honest program passes it in Java), and
-a C++ problem whose result is a generated union (judged by MultiPL-E's program itself).
+a C++ problem whose result is a generated union (a data defect here: only the candidate's own
+process could judge it).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ TOOLS = {"js": ("node",), "cpp": ("g++",), "java": ("javac", "java"), "rs": ("ru
 EXTRA = {
     # deepEqual is loose: a string "3" equals 3, so MultiPL-E passes this (and so must we).
     "js": [("HumanEval_13_", "  while (b) { [a, b] = [b, a % b]; }\n  return String(a);\n}\n")],
-    # A generated union result: the suite falls back to MultiPL-E's program for it.
+    # A generated union result: only the candidate's process can judge it, so the problem is a
+    # data defect here (never a pass); MultiPL-E's own program fails this completion too.
     "cpp": [("HumanEval_137_", "    return a;\n}\n")],
     # The float result is compared as a float (1.0f / 3 is not 1.0 / 3).
     "java": [("HumanEval_2_", "        return (float) (number - Math.floor(number));\n    }\n")],
@@ -82,7 +84,7 @@ def test_verdicts_agree_with_multiple_es_execution(language: str) -> None:
     ]
     agreement = 1 - len(disagreements) / len(samples)
     assert agreement >= 0.99, disagreements
-    assert not any(row["status"] == "error" for row in rows)
+    assert not any(row["status"] == "error" and row.get("error_kind") != "data" for row in rows)
     honest = [
         (prefix, passed)
         for (prefix, _, is_honest), passed in zip(chosen, theirs, strict=True)

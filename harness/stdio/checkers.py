@@ -9,11 +9,18 @@ program, is run elsewhere (:mod:`harness.stdio.special`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from harness.stdio.problem import Checker
 
 DIFF_CHARS = 60  # how much of each side a wrong answer's message shows
+# What judges (testlib's checkers) skip between tokens: space, tab, CR, LF. Not Python's
+# str.split() set: a no-break space, \x0b, \x1c or \u2003 is part of a token there.
+BLANKS = " \t\r\n"
+_BLANK_RUN = re.compile(f"[{BLANKS}]+")
+# A number as judges read one: ASCII digits only (float() also takes "١٢٣", "1_0", "nan").
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,7 @@ def compare(output: str, expected: str, checker: Checker) -> Comparison:
         output, expected = output.lower(), expected.lower()
     if checker.kind == "exact":
         return _exact(output, expected)
-    got, want = output.split(), expected.split()
+    got, want = tokens(output), tokens(expected)
     for index, (a, b) in enumerate(zip(got, want, strict=False)):
         if a == b:
             continue
@@ -48,13 +55,19 @@ def compare(output: str, expected: str, checker: Checker) -> Comparison:
     return Comparison(True)
 
 
+def tokens(text: str) -> list[str]:
+    """The tokens of ``text``, split where a judge splits (:data:`BLANKS`)."""
+    text = text.strip(BLANKS)
+    return _BLANK_RUN.split(text) if text else []
+
+
 def presentation_matches(output: str, expected: str) -> bool:
     """Whether the outputs differ only in whitespace (a judge's "presentation error")."""
-    return output != expected and output.split() == expected.split()
+    return output != expected and tokens(output) == tokens(expected)
 
 
 def _exact(output: str, expected: str) -> Comparison:
-    got, want = output.rstrip(), expected.rstrip()
+    got, want = output.rstrip(BLANKS), expected.rstrip(BLANKS)
     if got == want:
         return Comparison(True)
     at = next(
@@ -65,16 +78,15 @@ def _exact(output: str, expected: str) -> Comparison:
     return Comparison(
         False,
         f"line {line}: expected {_cut(want[at:])}, got {_cut(got[at:])}"
-        + (" (whitespace differs)" if got.split() == want.split() else ""),
+        + (" (whitespace differs)" if tokens(got) == tokens(want) else ""),
     )
 
 
 def _close(a: str, b: str, abs_tol: float, rel_tol: float) -> bool:
-    """Both numbers, equal within either tolerance (NaN and infinities only equal themselves)."""
-    try:
-        x, y = float(a), float(b)
-    except ValueError:
+    """Both numbers as judges write them, equal within either tolerance."""
+    if not (_NUMBER.fullmatch(a) and _NUMBER.fullmatch(b)):
         return False
+    x, y = float(a), float(b)
     if math.isnan(x) or math.isnan(y):
         return False
     if math.isinf(x) or math.isinf(y):
