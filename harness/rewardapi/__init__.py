@@ -9,6 +9,6 @@ docs/reward_api.md has the item format and copy-paste snippets.
 """
 
 from harness.rewardapi.engine import RewardEngine
-from harness.rewardapi.items import RewardInputError
+from harness.rewardapi.items import RewardInputError, RewardSetupError
 
-__all__ = ["RewardEngine", "RewardInputError"]
+__all__ = ["RewardEngine", "RewardInputError", "RewardSetupError"]

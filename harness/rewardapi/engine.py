@@ -12,21 +12,26 @@ reward service (``codeeval serve``) are built on this class.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.evaluate import evaluate
 from harness.records import Problem, Sample
-from harness.rewardapi.items import Item, RewardInputError, check_items
+from harness.rewardapi.items import Item, RewardInputError, check_item, check_items
 from harness.rewardapi.problems import ProblemResolver
 
 DEFAULT_REWARD = "binary"  # 1.0 when every case passes, else 0.0
 
 # evaluate()'s default results folder is one per process, and the warm pool serves one batch
-# at a time: batches from every engine in the process take turns.
+# at a time: batches from every engine in the process take turns. Building problems takes its
+# turn too: it parses Python source, and CPython 3.11's ast is not safe to use from two threads
+# at once (gh-106905: "AST constructor recursion depth mismatch", seen here when verl's reward
+# loop resolved samples in its executor threads while another batch was judged).
 _SCORING = threading.Lock()
 
 
@@ -82,20 +87,65 @@ class RewardEngine:
         content hash). A row is the ``results.jsonl`` row plus ``reward`` (a float, or None
         for a sample the harness could not judge: its status is ``error``). Raises
         :class:`RewardInputError` (naming the field) for a bad item before judging anything."""
-        if self._closed:
-            raise RuntimeError("this RewardEngine is closed")
+        self._check_open()
         checked = check_items(items)
-        problems = self.problems.resolve(checked)
-        rows: list[dict[str, Any] | None] = [None] * len(checked)
+        with self.exclusive(self.problems.needs_building(checked)):
+            problems = self.problems.resolve(checked)
+        return self.score_problems(problems, [item.completion for item in checked])
+
+    @contextlib.contextmanager
+    def exclusive(self, needed: bool = True) -> Iterator[None]:
+        """Take the process's turn (when ``needed``): for work that builds problems (it parses
+        Python source, which must not run in two threads at once) beside the batches being
+        judged. Looking up a loaded suite's task id needs no turn."""
+        if not needed:
+            yield
+            return
+        with _SCORING:
+            yield
+
+    def score_problems(
+        self, problems: Sequence[Problem], completions: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """One row per (problem, completion) pair, in order, for problems already built
+        (:meth:`resolve_each`, or an adapter's own: verl's code data)."""
+        self._check_open()
+        rows: list[dict[str, Any] | None] = [None] * len(problems)
         for positions in separate_runs(problems):
-            batch = [(i, checked[i], problems[i]) for i in positions]
+            batch = [(i, completions[i], problems[i]) for i in positions]
             for i, row in zip(positions, self._run(batch), strict=True):
                 rows[i] = row
         return [with_reward(row) for row in rows if row is not None]
 
-    def _run(self, batch: Sequence[tuple[int, Item, Problem]]) -> list[dict[str, Any]]:
+    def resolve_each(self, items: Sequence[Any]) -> list[tuple[Problem, str] | RewardInputError]:
+        """For each item, its (problem, completion), or the :class:`RewardInputError` that says
+        why it cannot be judged: the adapters mask such a row and judge the rest."""
+        checked: list[Item | RewardInputError] = []
+        for i, item in enumerate(items):
+            try:
+                checked.append(check_item(item, f"items[{i}]"))
+            except RewardInputError as exc:
+                checked.append(exc)
+        valid = [c for c in checked if isinstance(c, Item)]
+        out: list[tuple[Problem, str] | RewardInputError] = []
+        with self.exclusive(self.problems.needs_building(valid)):
+            for i, item in enumerate(checked):
+                if isinstance(item, RewardInputError):
+                    out.append(item)
+                    continue
+                try:
+                    out.append((self.problems.problem(item, f"items[{i}]"), item.completion))
+                except RewardInputError as exc:
+                    out.append(exc)
+        return out
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this RewardEngine is closed")
+
+    def _run(self, batch: Sequence[tuple[int, str, Problem]]) -> list[dict[str, Any]]:
         problems = list({id(p): p for _, _, p in batch}.values())
-        samples = [Sample(p.task_id, item.completion, str(i)) for i, item, p in batch]
+        samples = [Sample(p.task_id, completion, str(i)) for i, completion, p in batch]
         with _SCORING:
             return evaluate(
                 problems,
@@ -142,6 +192,44 @@ def with_reward(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("status") == "error" or not is_finite_number(value):
         return {**row, "reward": None}
     return {**row, "reward": float(value)}
+
+
+def masked_row(suite: str, task_id: str, completion: str, reason: str) -> dict[str, Any]:
+    """The row of a sample that cannot be judged because of its data (an unknown task id, a
+    ground truth that cannot be read): status ``error``, ``error_kind: data``, reward None."""
+    return {
+        "suite": suite,
+        "task_id": task_id,
+        "completion": completion,
+        "status": "error",
+        "passed": False,
+        "error_kind": "data",
+        "error": reason[:500],
+        "cases": [],
+        "reward": None,
+    }
+
+
+LOGGED_REASONS = 1000  # distinct reasons logged at WARNING; later ones at DEBUG
+_logged: set[str] = set()
+_logged_lock = threading.Lock()
+
+
+def log_unjudged(log: logging.Logger, reason: str) -> None:
+    """Say why a sample was not judged: each distinct reason once at WARNING (a data set's bad
+    rows come back every epoch), the repeats at DEBUG."""
+    with _logged_lock:
+        first = reason not in _logged and len(_logged) < LOGGED_REASONS
+        if first:
+            _logged.add(reason)
+    if first:
+        log.warning(
+            "codeeval: a sample was not judged (masked; later samples for this reason are "
+            "masked the same way): %s",
+            reason,
+        )
+    else:
+        log.debug("codeeval: a sample was not judged: %s", reason)
 
 
 def is_finite_number(value: Any) -> bool:

@@ -31,6 +31,12 @@ class RewardInputError(ValueError):
         self.message = message
 
 
+class RewardSetupError(ValueError):
+    """A setting that cannot work (the batched verl function under verl's reward loop, an
+    unknown reward preset): the message says what to set instead. Never a data problem: those
+    mask their row."""
+
+
 @dataclass(frozen=True)
 class InlineSpec:
     """The fields of an inline problem, as given (checked for types, not yet compiled)."""

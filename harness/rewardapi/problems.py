@@ -24,6 +24,14 @@ class ProblemResolver:
         self._suites: dict[str, dict[str, Problem]] = {}
         self._lock = threading.Lock()
 
+    def needs_building(self, items: Sequence[Item]) -> bool:
+        """Whether resolving ``items`` may build something (an inline problem, a suite not
+        loaded yet): that parses Python, which takes turns across threads
+        (:meth:`harness.rewardapi.engine.RewardEngine.exclusive`). Known task ids are lookups."""
+        with self._lock:
+            loaded = set(self._suites)
+        return any(item.inline is not None or item.suite not in loaded for item in items)
+
     def resolve(self, items: Sequence[Item]) -> list[Problem]:
         """One problem per item, in order; raises :class:`RewardInputError` naming the item."""
         return [self.problem(item, f"items[{i}]") for i, item in enumerate(items)]
