@@ -89,12 +89,19 @@ def test_a_sample_the_harness_cannot_judge_is_none_for_trl(engine: RewardEngine)
     assert reward.unscored == 1 and logged["codeeval/unscored"] == [0.5]
 
 
-def test_a_row_without_a_problem_is_named() -> None:
+def test_a_dataset_without_problems_is_named_and_a_bad_row_is_masked(caplog) -> None:
     reward = TRLReward(RewardEngine(workers=0))
-    with pytest.raises(RewardInputError, match=r"columns\[0\]"):
+    with pytest.raises(RewardInputError, match=r"columns\[0\]"):  # a setup error: raised
         reward(prompts=["p"], completions=["c"], answer=["x"])
-    with pytest.raises(RewardInputError, match=r"items\[0\]\.task_id"):
-        reward(prompts=["p"], completions=["c"], task_id=["HumanEval/9999"])
+    caplog.set_level("DEBUG", logger="harness.rewardapi.trl")
+    rewards = reward(  # a data error: that row masked, the rest judged
+        prompts=["p", "p"],
+        completions=["    return x + y\n", "c"],
+        task_id=["HumanEval/53", "HumanEval/9999"],
+    )
+    assert rewards == [1.0, None]
+    assert reward.last_rows[1]["error_kind"] == "data"
+    assert any("HumanEval/9999" in r.getMessage() for r in caplog.records)
 
 
 def run_on_trl_loop(coroutine_function, **kwargs):

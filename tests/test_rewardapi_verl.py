@@ -1,12 +1,10 @@
-"""The verl adapter, fed what verl's reward managers build and called as they call it.
+"""The verl adapter's own contract: fed the shapes verl's managers build, called as they call.
 
-verl is not installed here (it pulls Ray, vLLM and FSDP stacks). Its naive manager calls
-``compute_score(data_source=, solution_str=, ground_truth=, extra_info=, **reward_kwargs)``
-per sample, with ``ground_truth`` from the row's ``reward_model`` dict and ``extra_info`` given
-``num_turns`` and ``rollout_reward_scores``; its batch manager calls ``compute_score(
-data_sources=, solution_strs=, ground_truths=, extra_infos=, **reward_kwargs)`` with numpy
-object arrays from ``DataProto.non_tensor_batch``. Both put each ``score`` into a float reward
-tensor and collect the other keys as ``reward_extra_info`` lists.
+These tests need no verl: numpy object arrays of ``DataProto.non_tensor_batch``,
+``reward_model`` dicts, ``extra_info`` with ``num_turns`` and ``rollout_reward_scores``, the
+keyword calls (with ``reward_kwargs`` merged), and each score into a float reward tensor.
+verl's own installed reward loop, managers and config drive the adapter in
+test_peer_verl.py.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from harness.rewardapi import RewardInputError
+from harness.rewardapi.neutral import DEFAULT_NEUTRAL
 from harness.rewardapi.verl import compute_score, compute_score_batch, engine_for, neutral_scores
 
 torch = pytest.importorskip("torch")
@@ -81,7 +79,10 @@ def into_reward_tensor(scores: list[dict], lengths: list[int]):
     return reward_tensor, {key: np.array(values) for key, values in extra.items()}
 
 
-def test_compute_score_as_the_naive_manager_calls_it() -> None:
+def test_compute_score_as_the_naive_manager_calls_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.rewardapi.verl as adapter
+
+    monkeypatch.setattr(adapter, "_scorers", {})  # the running means of a fresh process
     batch = non_tensor_batch(parquet_rows())
     scores = []
     for i, response in enumerate(RESPONSES):
@@ -139,17 +140,26 @@ def test_an_unjudged_sample_gets_its_groups_mean_never_a_fixed_zero() -> None:
 
     rows = [row("a", 1.0), row("a", 0.0), row("a", None), row("b", None), row("c", 1.0)]
     assert neutral_scores(rows) == [0.5, 0.5, 0.5, pytest.approx(2 / 3), 1.0]
-    assert neutral_scores([row("a", None)]) == [0.0]  # nothing judged: any constant is neutral
+    # nothing judged anywhere yet: the documented default, never a fixed 0
+    assert neutral_scores([row("a", None)]) == [DEFAULT_NEUTRAL] != [0.0]
 
 
 @pytest.mark.parametrize(
     ("ground_truth", "message"),
     [(None, "missing"), ("  ", "missing"), ("{not json", "not valid JSON")],
 )
-def test_a_bad_ground_truth_is_named(ground_truth, message: str) -> None:
-    with pytest.raises(RewardInputError, match=message) as error:
-        compute_score_batch(["humaneval"], ["x"], [ground_truth], [{}], **REWARD_KWARGS)
-    assert error.value.field == "samples[0].ground_truth"
+def test_a_bad_ground_truth_masks_its_row_and_logs_why(ground_truth, message: str, caplog) -> None:
+    caplog.set_level("DEBUG", logger="harness.rewardapi.verl")
+    scores = compute_score_batch(
+        ["humaneval", "humaneval"],
+        ["    return x + y\n", "x"],
+        ["HumanEval/53", ground_truth],
+        [{}, {}],
+        **REWARD_KWARGS,
+    )
+    assert scores[0] == {"score": 1.0, "passed": 1.0, "unscored": 0.0}
+    assert scores[1]["unscored"] == 1.0 and scores[1]["score"] == 1.0  # the batch's mean
+    assert any(message in r.getMessage() for r in caplog.records)
 
 
 def test_the_reward_loops_concurrent_one_sample_calls() -> None:

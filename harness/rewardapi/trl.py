@@ -10,7 +10,8 @@ A row names its problem with a ``task_id`` column (and optionally ``suite``), or
 inline problem in ``tests`` and ``entry_point`` columns (optionally ``reference``,
 ``language`` and ``problem_prompt``; the prompt defaults to the row's prompt when it is plain
 text). A sample the harness could not judge gets ``None``: TRL leaves it out of the group's
-baseline and gives it no advantage.
+baseline and gives it no advantage. So does a row whose data cannot be judged (an unknown
+task id, a bad inline problem): its reason is logged, and the rest of the batch is judged.
 
 :class:`AsyncTRLReward` is the same function with ``async def __call__``: TRL awaits it on its
 event loop (the async GRPO trainer generates on that same loop), so the batch is judged in a
@@ -21,12 +22,15 @@ gets ``None`` rewards (masked) instead of holding the step.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.rewardapi.engine import RewardEngine
+from harness.rewardapi.engine import RewardEngine, log_unjudged, masked_row
 from harness.rewardapi.items import DEFAULT_SUITE, RewardInputError
+
+log = logging.getLogger(__name__)
 
 INLINE_COLUMNS = {  # dataset column -> inline problem field
     "tests": "tests",
@@ -52,7 +56,16 @@ def items_from_columns(
     columns: Mapping[str, Any],
     suite: str = DEFAULT_SUITE,
 ) -> list[dict[str, Any]]:
-    """The engine's items for one TRL batch (``columns``: the dataset's, one value per row)."""
+    """The engine's items for one TRL batch (``columns``: the dataset's, one value per row).
+    A dataset with neither a ``task_id`` nor a ``tests`` column raises (nothing could ever be
+    judged); a row of such a dataset that names no problem gives an item without one, which
+    the adapter masks."""
+    if _column(columns, "task_id") is None and _column(columns, "tests") is None:
+        raise RewardInputError(
+            "columns[0]",
+            "the dataset needs a task_id column, or tests and entry_point columns "
+            "(an inline problem)",
+        )
     items = []
     for i, completion in enumerate(completions):
         text = completion_text(completion)
@@ -63,11 +76,8 @@ def items_from_columns(
             )
             continue
         if _cell(columns, "tests", i) is None:
-            raise RewardInputError(
-                f"columns[{i}]",
-                "the dataset needs a task_id column, or tests and entry_point columns "
-                "(an inline problem)",
-            )
+            items.append({"completion": text})  # no problem: masked, with its reason
+            continue
         problem = {
             field: _cell(columns, column, i)
             for column, field in INLINE_COLUMNS.items()
@@ -84,11 +94,16 @@ def suite_of(columns: Mapping[str, Any], i: int, default: str) -> str:
     return value if value is not None else default
 
 
-def _cell(columns: Mapping[str, Any], name: str, i: int) -> Any:
+def _column(columns: Mapping[str, Any], name: str) -> Sequence[Any] | None:
     values = columns.get(name)
     if values is None or isinstance(values, str) or not isinstance(values, Sequence):
         return None
-    return values[i] if i < len(values) else None
+    return values
+
+
+def _cell(columns: Mapping[str, Any], name: str, i: int) -> Any:
+    values = _column(columns, name)
+    return values[i] if values is not None and i < len(values) else None
 
 
 class _Adapter:
@@ -116,7 +131,28 @@ class _Adapter:
         self.unscored = 0  # samples the harness could not judge, over the run
 
     def _score(self, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        rows = self.engine.score(items)
+        """The rows of a batch; a row whose data cannot be judged (an unknown task id, a bad
+        inline problem) is masked (reward None, its reason logged) and the rest are judged."""
+        resolved = self.engine.resolve_each(items)
+        pairs = [r for r in resolved if not isinstance(r, RewardInputError)]
+        scored = self.engine.score_problems([p for p, _ in pairs], [c for _, c in pairs])
+        rows: list[dict[str, Any]] = []
+        judged_rows = iter(scored)
+        for i, outcome in enumerate(resolved):
+            if isinstance(outcome, RewardInputError):
+                item = items[i] if isinstance(items[i], Mapping) else {}
+                reason = str(outcome)
+                log_unjudged(log, reason)
+                rows.append(
+                    masked_row(
+                        str(item.get("suite") or ("inline" if "problem" in item else "")),
+                        str(item.get("task_id") or ""),
+                        completion_text(item.get("completion", "")),
+                        reason,
+                    )
+                )
+            else:
+                rows.append(next(judged_rows))
         self.last_rows = rows
         return rows
 

@@ -1,138 +1,301 @@
-"""verl: ``compute_score`` for ``custom_reward_function``, and its batched form.
+"""verl: ``compute_score`` for ``reward.custom_reward_function``, and its batched form.
 
-verl's reward managers call (verl/workers/reward_manager/naive.py and batch.py)::
+verl 0.9 scores with its reward loop (``verl/experimental/reward_loop``): every reward manager
+it registers (``naive``, the default; ``dapo``, ``gdpo``, ``rate_limited``, ``remote``) calls
+the custom function once per sample, in executor threads (``remote``: in Ray actors)::
 
     compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=..., **reward_kwargs)
-    compute_score(data_sources=..., solution_strs=..., ground_truths=..., extra_infos=..., **reward_kwargs)
 
-with ``data_source`` and ``ground_truth`` from the dataset's ``data_source`` and
-``reward_model.ground_truth`` fields, and ``reward_kwargs`` from
-``custom_reward_function.reward_kwargs`` (here: ``reward``, ``workers``). A sample is either
+so :func:`compute_score` is the function to name. Concurrent calls in one process are judged
+together (one engine call for the samples that arrive within a few milliseconds). The batched
+form, :func:`compute_score_batch`, is for verl's older batch manager
+(``verl/workers/reward_manager/batch.py``), which the trainer no longer uses; named under the
+reward loop it raises :class:`RewardSetupError` saying what to set instead.
 
-- a registered suite's task: ``data_source`` is the suite (``humaneval``, ``mbpp``,
-  ``humaneval-js`` ...) and ``ground_truth`` the task id; or
-- an inline problem: ``ground_truth`` is an object (or its JSON text) with ``prompt``,
-  ``tests``, ``entry_point`` and optionally ``language`` and ``reference``
-  (:mod:`harness.rewardapi.inline`).
+``data_source`` and ``ground_truth`` come from the dataset's ``data_source`` and
+``reward_model.ground_truth``; ``reward_kwargs`` from
+``reward.custom_reward_function.reward_kwargs`` (here: ``reward``, ``workers``). The rows verl
+users' data carry are read by :mod:`harness.rewardapi.codedata`: a suite's task id (verl's
+``openai_humaneval`` and MBPP names map to the project's suites), verl's code data
+(``{"inputs", "outputs"}``: stdin/stdout, call-based with ``fn_name``, assert-based with
+``assert_case``), or an inline problem.
 
 Each call returns ``{"score": float, "passed": 0/1, "unscored": 0/1}`` per sample (verl keeps
-the extra keys as ``reward_extra_info``). verl's reward tensor has no "missing" value, so a
-sample the harness could not judge is never scored 0: it gets a neutral score, the mean
-score of the judged samples of the same problem in the batch (no advantage of its own in a
-GRPO group), else of the whole batch, and ``unscored: 1``. The one-sample form sees no batch:
-it uses the running mean of the problem's judged samples in this process (else of all
-judged samples; 0.0 before any). Use the batched form (``reward_model.reward_manager=batch``) where that matters.
+the extra keys as ``reward_extra_info``; every row has the same keys, as verl's reward loop
+requires). A sample the harness could not judge, because of the harness or of its row's data
+(an unknown task id or suite, a ground truth that cannot be read), never raises and never
+scores 0: it gets the neutral score of :mod:`harness.rewardapi.neutral` and ``unscored: 1``,
+and the reason is logged (each distinct reason once, on the ``harness.rewardapi.verl`` logger).
 """
 
 from __future__ import annotations
 
-import json
+import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
-from harness.rewardapi.engine import RewardEngine
-from harness.rewardapi.items import RewardInputError
+from harness.records import Problem
+from harness.rewardapi.codedata import CodeDataProblems, assert_spec, plain, read_row, suite_for
+from harness.rewardapi.engine import RewardEngine, log_unjudged, masked_row
+from harness.rewardapi.items import Item, RewardInputError, RewardSetupError
+from harness.rewardapi.neutral import DEFAULT_NEUTRAL, RunningMeans, neutral_scores
 
-_engines: dict[tuple[str | None, int], RewardEngine] = {}
-_engines_lock = threading.Lock()
-_running: dict[str, tuple[float, int]] = {}  # problem key -> (sum, count) of judged scores
+log = logging.getLogger(__name__)
+
+REWARD_LOOP_MANAGERS = ("naive", "dapo", "gdpo", "rate_limited", "remote")  # verl 0.9.1
+_SINGLE = ("data_source", "solution_str", "ground_truth")
+_BATCHED = ("data_sources", "solution_strs", "ground_truths")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One verl sample: its problem, or why it cannot be judged."""
+
+    completion: str
+    problem: Problem | None = None
+    suite: str = ""
+    task_id: str = ""
+    reason: str = ""
+
+
+class Scorer:
+    """An engine, the code-data problems built for it, the running means of its judged scores,
+    and the batcher that judges concurrent one-sample calls together."""
+
+    def __init__(self, reward: str | None, workers: int, neutral: float) -> None:
+        from harness.reward import load_reward_config
+
+        try:
+            load_reward_config(reward or "binary")
+        except (ValueError, OSError) as exc:
+            raise RewardSetupError(
+                f"reward.custom_reward_function.reward_kwargs.reward={reward!r}: {exc} "
+                "(set it to a preset: binary, weighted, code_levels, class_levels, or a YAML path)"
+            ) from None
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
+            raise RewardSetupError(
+                f"reward.custom_reward_function.reward_kwargs.workers={workers!r}: "
+                "set it to 0 or more judging processes"
+            )
+        self.engine = RewardEngine(reward=reward, workers=workers)
+        self.code = CodeDataProblems()
+        self.running = RunningMeans()
+        self.neutral = float(neutral)
+        self._queue: list[tuple[Resolved, Future[tuple[dict[str, Any], float]]]] = []
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def resolve(
+        self, data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any
+    ) -> Resolved:
+        """The sample's problem; a row that cannot be judged gets its reason, never raises."""
+        completion = plain(solution_str)
+        if not isinstance(completion, str):
+            return _masked(
+                "", "", "", f"solution_str: expected text, got {type(completion).__name__}"
+            )
+        source = "" if data_source is None else str(plain(data_source))
+        # building a problem parses Python, one thread at a time (RewardEngine.exclusive); a
+        # loaded suite's task id is a lookup
+        truth = plain(ground_truth)
+        lookup = isinstance(truth, (str, int)) and not str(truth).lstrip().startswith(("{", "["))
+        lookup = lookup and "def check(" not in str(truth)
+        needed = not lookup or self.engine.problems.needs_building([Item("", suite_for(source))])
+        with self.engine.exclusive(needed):
+            return self._resolve(source, completion, data_source, ground_truth, extra_info)
+
+    def _resolve(
+        self, source: str, completion: str, data_source: Any, ground_truth: Any, extra_info: Any
+    ) -> Resolved:
+        try:
+            reading = read_row(data_source, ground_truth, extra_info)
+            if reading.code is not None:
+                if "assert_case" in reading.code:
+                    item = Item(completion, inline=assert_spec(reading.code))
+                    problem = self.engine.problems.problem(item, "ground_truth")
+                else:
+                    problem = self.code.get(reading.suite, reading.code, completion)
+            elif reading.inline is not None:
+                item = Item(completion, inline=reading.inline)
+                problem = self.engine.problems.problem(item, "ground_truth")
+            else:
+                item = Item(completion, suite=reading.suite, task_id=reading.task_id)
+                problem = self.engine.problems.problem(item, "ground_truth")
+        except RewardInputError as exc:
+            suite, task_id = source, str(plain(ground_truth))[:200]
+            if exc.field == "ground_truth.suite":
+                reason = (
+                    f"data_source {source!r} names no suite ({exc.message}). Set data_source to "
+                    "one of them (verl's openai_humaneval and MBPP names map to humaneval and "
+                    "mbpp), or make reward_model.ground_truth verl's code data "
+                    '{"inputs": [...], "outputs": [...]} or an inline problem'
+                )
+            else:
+                reason = f"{exc.field}: {exc.message}"
+            return _masked(completion, suite, task_id, reason)
+        except Exception as exc:  # noqa: BLE001 - a row the readers choke on masks itself
+            return _masked(completion, source, "", f"ground_truth: {type(exc).__name__}: {exc}")
+        return Resolved(completion, problem, problem.suite, problem.task_id)
+
+    def score(self, samples: Sequence[Resolved]) -> list[tuple[dict[str, Any], float]]:
+        """Each sample's row and its score (the reward, or the neutral score when unjudged)."""
+        judged = [i for i, s in enumerate(samples) if s.problem is not None]
+        rows: list[dict[str, Any]] = [
+            masked_row(s.suite, s.task_id, s.completion, s.reason) for s in samples
+        ]
+        if judged:
+            problems = [samples[i].problem for i in judged]
+            scored = self.engine.score_problems(
+                [p for p in problems if p is not None], [samples[i].completion for i in judged]
+            )
+            for i, row in zip(judged, scored, strict=True):
+                rows[i] = row
+        for sample in samples:
+            if sample.reason:
+                log_unjudged(log, sample.reason)
+        for sample, row in zip(samples, rows, strict=True):
+            if row["reward"] is None and not sample.reason:  # the harness's or the problem's
+                kind = row.get("error_kind") or "error"
+                why = row.get("error") or row.get("status")
+                log_unjudged(log, f"{row.get('suite')} {row.get('task_id')}: {kind}: {why}")
+        self.running.add(rows)
+        fills = neutral_scores(rows, self.running, self.neutral)
+        return [
+            (row, row["reward"] if row["reward"] is not None else fill)
+            for row, fill in zip(rows, fills, strict=True)
+        ]
+
+    def score_one(self, sample: Resolved) -> tuple[dict[str, Any], float]:
+        """One sample, judged with the others that arrive meanwhile (verl's reward loop calls
+        from many threads at once)."""
+        future: Future[tuple[dict[str, Any], float]] = Future()
+        with self._cond:
+            self._queue.append((sample, future))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._serve, name="codeeval-verl", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+        return future.result()
+
+    def _serve(self, gap_s: float = 0.005, linger_s: float = 0.05) -> None:
+        while True:
+            with self._cond:
+                if not self._queue and not self._cond.wait_for(lambda: bool(self._queue), 30):
+                    self._thread = None
+                    return
+                until = time.monotonic() + linger_s
+                while time.monotonic() < until:  # more calls come within milliseconds
+                    before = len(self._queue)
+                    self._cond.wait(gap_s)
+                    if len(self._queue) == before:
+                        break
+                batch, self._queue = self._queue, []
+            try:
+                results = self.score([sample for sample, _ in batch])
+            except BaseException as exc:  # noqa: BLE001 - each caller gets the failure
+                for _, future in batch:
+                    future.set_exception(exc)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                future.set_result(result)
+
+
+_scorers: dict[tuple[str | None, int, float], Scorer] = {}
+_scorers_lock = threading.Lock()
+
+
+def scorer_for(
+    reward: str | None = None, workers: int = 2, neutral: float = DEFAULT_NEUTRAL
+) -> Scorer:
+    """One scorer per reward, worker count and neutral score in this process (verl calls per
+    sample or per batch, from many threads)."""
+    key = (reward, workers, float(neutral))
+    with _scorers_lock:
+        scorer = _scorers.get(key)
+        if scorer is None:
+            scorer = _scorers[key] = Scorer(reward, workers, neutral)
+        return scorer
 
 
 def engine_for(reward: str | None = None, workers: int = 2) -> RewardEngine:
-    """One engine per reward and worker count in this process (verl calls per batch)."""
-    with _engines_lock:
-        engine = _engines.get((reward, workers))
-        if engine is None:
-            engine = _engines[(reward, workers)] = RewardEngine(reward=reward, workers=workers)
-        return engine
-
-
-def item_for(data_source: Any, solution_str: Any, ground_truth: Any, where: str) -> dict[str, Any]:
-    """The engine's item for one verl sample."""
-    truth = ground_truth
-    if isinstance(truth, str) and truth.lstrip().startswith("{"):
-        try:
-            truth = json.loads(truth)
-        except json.JSONDecodeError as exc:
-            raise RewardInputError(f"{where}.ground_truth", f"not valid JSON: {exc}") from None
-    if isinstance(truth, Mapping):
-        problem = {str(k): v for k, v in truth.items() if v is not None}
-        return {"completion": str(solution_str), "problem": problem}
-    if truth is None or not str(truth).strip():
-        raise RewardInputError(
-            f"{where}.ground_truth", "missing: a task id, or an inline problem object"
-        )
-    return {"completion": str(solution_str), "task_id": str(truth), "suite": str(data_source)}
+    """The engine :func:`compute_score` uses for these settings."""
+    return scorer_for(reward, workers).engine
 
 
 def compute_score(
-    data_source: Any,
-    solution_str: Any,
-    ground_truth: Any,
+    data_source: Any = None,
+    solution_str: Any = None,
+    ground_truth: Any = None,
     extra_info: Mapping[str, Any] | None = None,
     *,
     reward: str | None = None,
     workers: int = 2,
-    **_: Any,
+    neutral: float = DEFAULT_NEUTRAL,
+    **kwargs: Any,
 ) -> dict[str, float]:
-    """One sample's score (verl's ``custom_reward_function``, naive reward manager)."""
-    item = item_for(data_source, solution_str, ground_truth, "sample")
-    row = engine_for(reward, workers).score([item])[0]
-    keys = (problem_key(row), "")  # the problem's running mean, and every problem's
-    with _engines_lock:
-        if row["reward"] is not None:
-            for key in keys:
-                total, count = _running.get(key, (0.0, 0))
-                _running[key] = (total + row["reward"], count + 1)
-            return result(row, row["reward"])
-        means = [t / n for t, n in (_running.get(k, (0.0, 0)) for k in keys) if n]
-    return result(row, means[0] if means else 0.0)
+    """One sample's score (verl's reward loop, every manager it registers)."""
+    if any(name in kwargs for name in _BATCHED):
+        raise RewardSetupError(
+            "compute_score was called with a batch (data_sources=, solution_strs=, "
+            "ground_truths=): verl's batch reward manager calls the batched form. Set "
+            "custom_reward_function.name=compute_score_batch there, or use verl's reward loop "
+            f"(reward.reward_manager.name: one of {', '.join(REWARD_LOOP_MANAGERS)}) with "
+            "compute_score"
+        )
+    scorer = scorer_for(reward, workers, neutral)
+    sample = scorer.resolve(data_source, solution_str, ground_truth, extra_info)
+    row, score = scorer.score_one(sample)
+    return result(row, score)
 
 
 def compute_score_batch(
-    data_sources: Sequence[Any],
-    solution_strs: Sequence[Any],
-    ground_truths: Sequence[Any],
+    data_sources: Sequence[Any] | None = None,
+    solution_strs: Sequence[Any] | None = None,
+    ground_truths: Sequence[Any] | None = None,
     extra_infos: Sequence[Mapping[str, Any] | None] | None = None,
     *,
     reward: str | None = None,
     workers: int = 2,
-    **_: Any,
+    neutral: float = DEFAULT_NEUTRAL,
+    **kwargs: Any,
 ) -> list[dict[str, float]]:
-    """Every sample's score in one engine call (verl's batch reward manager)."""
-    items = [
-        item_for(source, solution, truth, f"samples[{i}]")
-        for i, (source, solution, truth) in enumerate(
-            zip(data_sources, solution_strs, ground_truths, strict=True)
+    """Every sample's score in one engine call (verl's older batch reward manager)."""
+    if data_sources is None and any(name in kwargs for name in _SINGLE):
+        raise RewardSetupError(
+            "compute_score_batch was called with one sample (data_source=, solution_str=, "
+            "ground_truth=): verl's reward loop calls the custom reward function once per "
+            f"sample with every manager it registers ({', '.join(REWARD_LOOP_MANAGERS)}). Set "
+            "reward.custom_reward_function.name=compute_score"
         )
+    if data_sources is None or solution_strs is None or ground_truths is None:
+        raise RewardSetupError(
+            "compute_score_batch needs data_sources, solution_strs and ground_truths "
+            "(verl's batch reward manager passes them)"
+        )
+    n = len(solution_strs)
+    if len(data_sources) != n or len(ground_truths) != n:
+        raise RewardSetupError(
+            f"compute_score_batch got {len(data_sources)} data_sources, {n} solution_strs and "
+            f"{len(ground_truths)} ground_truths: one of each per sample"
+        )
+    extras = list(extra_infos) if extra_infos is not None else [None] * n
+    scorer = scorer_for(reward, workers, neutral)
+    samples = [
+        scorer.resolve(
+            data_sources[i],
+            solution_strs[i],
+            ground_truths[i],
+            extras[i] if i < len(extras) else None,
+        )
+        for i in range(n)
     ]
-    rows = engine_for(reward, workers).score(items)
-    fills = neutral_scores(rows)
-    return [
-        result(row, row["reward"] if row["reward"] is not None else fills[i])
-        for i, row in enumerate(rows)
-    ]
-
-
-def neutral_scores(rows: Sequence[Mapping[str, Any]]) -> list[float]:
-    """For each row, the mean judged reward of its problem in the batch, else of the batch,
-    else 0.0 (nothing judged: any constant gives a group no advantage)."""
-    by_problem: dict[str, list[float]] = {}
-    for row in rows:
-        if row["reward"] is not None:
-            by_problem.setdefault(problem_key(row), []).append(float(row["reward"]))
-    judged = [r for rewards in by_problem.values() for r in rewards]
-    overall = sum(judged) / len(judged) if judged else 0.0
-    fills = []
-    for row in rows:
-        own = by_problem.get(problem_key(row))
-        fills.append(sum(own) / len(own) if own else overall)
-    return fills
-
-
-def problem_key(row: Mapping[str, Any]) -> str:
-    return f"{row['suite']}\0{row['task_id']}"
+    return [result(row, score) for row, score in scorer.score(samples)]
 
 
 def result(row: Mapping[str, Any], score: float) -> dict[str, float]:
@@ -141,3 +304,11 @@ def result(row: Mapping[str, Any], score: float) -> dict[str, float]:
         "passed": float(bool(row.get("passed"))),
         "unscored": float(row["reward"] is None),
     }
+
+
+def _masked(completion: str, suite: str, task_id: str, reason: str) -> Resolved:
+    return Resolved(completion, None, suite, task_id, reason)
+
+
+# Kept importable here: the reward service and older code took it from this module.
+__all__ = ["compute_score", "compute_score_batch", "engine_for", "neutral_scores", "result"]
