@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from harness.rewardapi import RewardEngine
 from harness.service.client import RewardClient, ServiceError
-from harness.service.payloads import BadInput, Limits, openrlhf_items, score_request
+from harness.service.payloads import BadInput, Limits, openrlhf_samples, score_request
 from harness.service.rows import timing_free as comparable
 from harness.service.server import ServeSettings, check_exposure, serve_in_thread
 
@@ -282,7 +282,7 @@ json_values = st.recursive(
 def test_any_json_body_is_accepted_or_refused_with_a_field(body) -> None:
     for parse in (
         lambda b: score_request(b, Limits()),
-        lambda b: openrlhf_items(b, Limits(), None),
+        lambda b: openrlhf_samples(b, Limits(), None),
     ):
         try:
             parse(body)

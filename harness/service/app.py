@@ -2,13 +2,16 @@
 
 - ``POST /v1/score``: ``{"items": [...], "deadline_s": 30}`` -> ``{"rows": [...]}``, one
   ``results.jsonl`` row with ``reward`` per item, in order.
-- ``POST /get_reward``: OpenRLHF's ``--remote_rm_url`` body -> ``{"rewards", "scores",
-  "extra_logs", "rows"}`` (:func:`harness.service.payloads.openrlhf_items`).
+- ``POST /get_reward``: OpenRLHF's ``--reward.remote_url`` body -> ``{"rewards", "scores",
+  "extra_logs", "rows"}`` (:func:`harness.service.payloads.openrlhf_samples`). A sample whose
+  data cannot be judged is masked (neutral score, ``extra_logs.unscored`` 1), never a 4xx:
+  OpenRLHF retries a 4xx and then trains without the sample's reward.
 - ``GET /health``: 200 while serving, 503 while draining. ``GET /metrics``: JSON, or
   Prometheus text with ``?format=prometheus``.
 
-Bad input gets a 4xx naming the field before anything is queued; a full queue a 429 and a
-draining server a 503, both with ``Retry-After``; a request past its ``deadline_s`` a 504.
+Bad input gets a 4xx naming the field before anything is queued (never a 500); a full queue a
+429 and a draining server a 503, both with ``Retry-After``; a request past its ``deadline_s``
+a 504.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import math
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -30,7 +33,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from harness.rewardapi.verl import neutral_scores
+from harness.rewardapi.codedata import suite_for
+from harness.rewardapi.engine import log_unjudged, masked_row
+from harness.rewardapi.neutral import DEFAULT_NEUTRAL, RunningMeans, neutral_scores
 from harness.service.batcher import (
     Batcher,
     BoundedQueue,
@@ -42,12 +47,21 @@ from harness.service.batcher import (
     input_error_field,
 )
 from harness.service.metrics import Metrics, prometheus_text
-from harness.service.payloads import BadInput, Limits, decode_json, openrlhf_items, score_request
+from harness.service.payloads import (
+    BadInput,
+    Limits,
+    OpenRLHFSample,
+    decode_json,
+    openrlhf_samples,
+    score_request,
+)
 
 log = logging.getLogger(__name__)
 
 # Checks items the way the engine will (task ids, inline problems) before they are queued.
 Validator = Callable[[Sequence[Mapping[str, Any]]], None]
+# Checks a suite name (OpenRLHF's ?suite=) the way the engine will.
+SuiteCheck = Callable[[str], None]
 
 
 @dataclass
@@ -62,6 +76,9 @@ class ServiceState:
     token: str | None = None
     default_deadline_s: float | None = None
     drain_s: float = 120.0
+    check_suite: SuiteCheck | None = None
+    neutral: float = DEFAULT_NEUTRAL  # OpenRLHF's score of an unjudged sample, when nothing else
+    running: RunningMeans = field(default_factory=RunningMeans)
 
     def retry_after_s(self) -> int:
         """How long until the queue has room: its samples at the recent rate, 1..60 s."""
@@ -123,28 +140,40 @@ async def read_body(request: Request, limits: Limits) -> bytes:
 
 
 async def score(state: ServiceState, request: Request) -> Response:
-    async def items_of(body: Any) -> tuple[list[dict[str, Any]], float | None]:
-        return score_request(body, state.limits)
-
-    return await handle(state, request, items_of, lambda rows: {"rows": rows})
+    return await respond(state, answer(state, request))
 
 
 async def get_reward(state: ServiceState, request: Request) -> Response:
-    suite = request.query_params.get("suite")
-
-    async def items_of(body: Any) -> tuple[list[dict[str, Any]], float | None]:
-        return openrlhf_items(body, state.limits, suite), state.default_deadline_s
-
-    return await handle(state, request, items_of, openrlhf_body)
+    return await respond(state, openrlhf_answer(state, request))
 
 
-def openrlhf_body(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """What OpenRLHF reads: ``rewards`` (and, in recent versions, ``scores`` and
-    ``extra_logs``). Its reward tensor has no "missing" value, so a sample the harness could
-    not judge gets the neutral score verl's adapter gives (the mean of its problem's judged
-    samples in the request, else of the request), never 0, and ``unscored`` 1 in the logs;
-    its row keeps ``reward: null``."""
-    fills = neutral_scores(rows)
+async def respond(state: ServiceState, work: Any) -> Response:
+    """Await ``work`` (a :class:`Reply`), count it, and answer with its headers."""
+    started = time.monotonic()
+    reply = await work
+    headers = {}
+    if reply.status in (429, 503):
+        headers["Retry-After"] = str(state.retry_after_s())
+    if reply.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    state.metrics.request_done(reply.status, time.monotonic() - started)
+    return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+
+
+def openrlhf_body(
+    rows: list[dict[str, Any]],
+    running: RunningMeans | None = None,
+    neutral: float = DEFAULT_NEUTRAL,
+) -> dict[str, Any]:
+    """What OpenRLHF reads: ``rewards``, ``scores`` and ``extra_logs`` (one list entry per
+    sample; its agent path sends one). Its reward tensor has no "missing" value, so a sample
+    the harness could not judge gets the neutral score of :mod:`harness.rewardapi.neutral`
+    (the mean of its problem's judged samples in the request, else on this server, else of
+    the request, else of the server, else ``neutral``), never 0, and ``unscored`` 1 in the
+    logs; its row keeps ``reward: null`` and says why in ``error``."""
+    if running is not None:
+        running.add(rows)
+    fills = neutral_scores(rows, running, neutral)
     rewards = [
         fill if row["reward"] is None else row["reward"]
         for row, fill in zip(rows, fills, strict=True)
@@ -156,53 +185,133 @@ def openrlhf_body(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {"rewards": rewards, "scores": rewards, "extra_logs": extra, "rows": rows}
 
 
-async def handle(
-    state: ServiceState,
-    request: Request,
-    items_of: Callable[[Any], Any],
-    shape: Callable[[list[dict[str, Any]]], dict[str, Any]],
-) -> Response:
-    started = time.monotonic()
-    reply = await answer(state, request, items_of)
-    headers = {}
-    if reply.status in (429, 503):
-        headers["Retry-After"] = str(state.retry_after_s())
-    if reply.status == 401:
-        headers["WWW-Authenticate"] = "Bearer"
-    body = shape(reply.body["rows"]) if reply.status == 200 else reply.body
-    state.metrics.request_done(reply.status, time.monotonic() - started)
-    return JSONResponse(body, status_code=reply.status, headers=headers)
-
-
-async def answer(state: ServiceState, request: Request, items_of: Callable[[Any], Any]) -> Reply:
+def refused(state: ServiceState, request: Request) -> Reply | None:
     if not authorized(state, request):
         return Reply(401, unauthorized_body())
     if state.queue.closed:
         return Reply(503, {"error": "draining", "message": "the server is shutting down"})
+    return None
+
+
+def bad_input(field_name: str, message: str, status: int = 422) -> Reply:
+    return Reply(status, {"error": "bad_input", "field": field_name, "message": message})
+
+
+def check_each(validate: Validator, items: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Per item, ``("", "")`` when the engine would take it, else (the field within the item,
+    such as ``.task_id``, the message). Whatever the check raises names its item: bad input is
+    never an error 500."""
+    found = []
+    for item in items:
+        try:
+            validate([item])
+            found.append(("", ""))
+        except Exception as exc:  # noqa: BLE001 - the engine's checks: a bad item, or a fault
+            name = input_error_field(exc)
+            if name is None:
+                log.warning("checking an item failed", exc_info=exc)
+                message = f"could not be read: {type(exc).__name__}: {exc}"[:500]
+                found.append(("", message))
+            else:
+                found.append((name.removeprefix("items[0]"), getattr(exc, "message", str(exc))))
+    return found
+
+
+async def answer(state: ServiceState, request: Request) -> Reply:
+    """A ``/v1/score`` request: its rows, or the 4xx of its first bad item."""
+    arrived = time.monotonic()  # a deadline counts from here, checks included
+    early = refused(state, request)
+    if early is not None:
+        return early
     try:
-        items, deadline_s = await items_of(decode_json(await read_body(request, state.limits)))
-        if state.validate is not None:
-            await asyncio.to_thread(state.validate, items)
+        items, deadline_s = score_request(
+            decode_json(await read_body(request, state.limits)), state.limits
+        )
     except BadInput as exc:
         return Reply(exc.status, exc.body())
     except ClientDisconnect:
         state.metrics.count("disconnected")
         return Reply(499, {"error": "disconnected"})
-    except Exception as exc:  # noqa: BLE001 - the engine's checks: a bad item, or a fault
-        found = input_error_field(exc)
-        if found is None:
-            log.exception("checking a request failed", exc_info=exc)
-            message = f"checking the request failed: {type(exc).__name__}: {exc}"
-            return Reply(500, {"error": "internal", "message": message[:500]})
-        message = getattr(exc, "message", str(exc))
-        return Reply(422, {"error": "bad_input", "field": found, "message": message})
+    if state.validate is not None:
+        checks = await asyncio.to_thread(check_each, state.validate, items)
+        for i, (where, message) in enumerate(checks):
+            if message:
+                return bad_input(f"items[{i}]{where}", message)
     deadline_s = deadline_s if deadline_s is not None else state.default_deadline_s
-    return await enqueue_and_wait(state, request, items, deadline_s)
+    return await enqueue_and_wait(state, request, items, deadline_s, arrived)
+
+
+async def openrlhf_answer(state: ServiceState, request: Request) -> Reply:
+    """An OpenRLHF request: every sample gets a reward. One whose data cannot be judged (an
+    unknown task id or suite in its label, a label that cannot be read) is masked with its
+    reason; only a request OpenRLHF could not have meant (a bad body, ``?suite=`` naming no
+    suite, an empty label: ``--data.label_key`` unset) gets a 4xx, and the log says why."""
+    arrived = time.monotonic()
+    early = refused(state, request)
+    if early is not None:
+        return early
+    suite = request.query_params.get("suite")
+    try:
+        if suite is not None:
+            suite = suite_for(suite)
+            if state.check_suite is not None:
+                await asyncio.to_thread(state.check_suite, suite)
+        raw = decode_json(await read_body(request, state.limits))
+        samples = openrlhf_samples(raw, state.limits, suite)
+    except BadInput as exc:
+        log.warning("codeeval serve: refused an OpenRLHF request: %s: %s", exc.field, exc.message)
+        return Reply(exc.status, exc.body())
+    except ClientDisconnect:
+        state.metrics.count("disconnected")
+        return Reply(499, {"error": "disconnected"})
+    except Exception as exc:  # noqa: BLE001 - the suite check
+        message = getattr(exc, "message", str(exc))
+        message = f"{message}; set ?suite= in --reward.remote_url to one of them"
+        log.warning("codeeval serve: refused an OpenRLHF request: suite: %s", message)
+        return bad_input("suite", message, 400)
+    if state.validate is not None:
+        wanted = [(i, s) for i, s in enumerate(samples) if s.item is not None]
+        checks = await asyncio.to_thread(check_each, state.validate, [s.item for _, s in wanted])
+        for (i, sample), (where, message) in zip(wanted, checks, strict=True):
+            if message:
+                sample.reason = f"labels[{i}]{where}: {message}"
+                sample.item = None
+    judged = [s for s in samples if s.item is not None]
+    scored: list[dict[str, Any]] = []
+    if judged:
+        reply = await enqueue_and_wait(
+            state, request, [s.item for s in judged if s.item], state.default_deadline_s, arrived
+        )
+        if reply.status != 200:
+            return reply
+        scored = reply.body["rows"]
+    rows = assemble(samples, scored)
+    return Reply(200, openrlhf_body(rows, state.running, state.neutral))
+
+
+def assemble(samples: list[OpenRLHFSample], scored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request's rows in order: the judged ones, and a masked row for each other sample."""
+    judged = iter(scored)
+    rows = []
+    for i, sample in enumerate(samples):
+        if sample.item is not None:
+            row = next(judged)
+        else:
+            log_unjudged(log, sample.reason)
+            row = masked_row(sample.suite, sample.task_id, sample.completion, sample.reason)
+        rows.append({**row, "sample_id": str(i)})
+    return rows
 
 
 async def enqueue_and_wait(
-    state: ServiceState, request: Request, items: list[dict[str, Any]], deadline_s: float | None
+    state: ServiceState,
+    request: Request,
+    items: list[dict[str, Any]],
+    deadline_s: float | None,
+    arrived: float | None = None,
 ) -> Reply:
+    """Queue the items and wait for their rows; ``deadline_s`` counts from ``arrived`` (when
+    the request came in: its checks may have waited for a batch to build problems)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Reply] = loop.create_future()
 
@@ -210,7 +319,12 @@ async def enqueue_and_wait(
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting
             loop.call_soon_threadsafe(lambda: future.done() or future.set_result(reply))
 
-    deadline = None if deadline_s is None else time.monotonic() + deadline_s
+    now = time.monotonic()
+    deadline = None if deadline_s is None else (arrived or now) + deadline_s
+    if deadline is not None and deadline <= now:
+        state.metrics.count("expired")
+        state.metrics.count("answered")
+        return deadline_reply()
     pending = Pending(items, deliver, deadline)
     try:
         state.queue.put(pending, state.retry_after_s())
@@ -222,7 +336,9 @@ async def enqueue_and_wait(
     gone = asyncio.ensure_future(wait_disconnect(request))
     try:
         done, _ = await asyncio.wait(
-            {future, gone}, timeout=deadline_s, return_when="FIRST_COMPLETED"
+            {future, gone},
+            timeout=None if deadline is None else deadline - now,
+            return_when="FIRST_COMPLETED",
         )
     finally:
         gone.cancel()

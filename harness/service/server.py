@@ -3,6 +3,9 @@
     codeeval serve --port 8765 --reward weighted --workers 2
     codeeval serve --host 0.0.0.0 --token-file /run/secrets/codeeval   # a token off loopback
 
+Inline problems (their tests run as trusted code) are accepted on loopback and refused when
+the server listens beyond it, unless ``--allow-inline`` says otherwise.
+
 Uvicorn handles SIGTERM as a drain: it stops accepting, waits for the requests it has accepted
 (their rows come from the batcher, which keeps running), then runs the app's shutdown, which
 scores anything still queued and closes the engine. No accepted request is lost.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import ipaddress
 import os
 import socket
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.rewardapi.neutral import DEFAULT_NEUTRAL
 from harness.service.batcher import Batcher, BoundedQueue, ScoringEngine
 from harness.service.metrics import Metrics
 from harness.service.payloads import Limits
@@ -50,6 +55,12 @@ class ServeSettings:
     max_connections: int = 1000  # past this uvicorn answers 503: no file descriptors run out
     limits: Limits = field(default_factory=Limits)
     log_level: str = "warning"
+    # Inline problems: None accepts them on loopback and refuses them beyond it.
+    allow_inline: bool | None = None
+    neutral: float = DEFAULT_NEUTRAL  # OpenRLHF's score of an unjudged sample, when nothing else
+
+    def inline_allowed(self) -> bool:
+        return is_loopback(self.host) if self.allow_inline is None else self.allow_inline
 
 
 def is_loopback(host: str) -> bool:
@@ -80,12 +91,30 @@ def default_engine(settings: ServeSettings) -> tuple[ScoringEngine, Any]:
         workers=settings.workers,
         data_dir=settings.data_dir,
         executor=settings.executor,
+        allow_inline=settings.inline_allowed(),
     )
 
     def validate(items: Any) -> None:
-        engine.problems.resolve(check_items(items))
+        checked = check_items(items)
+        # building a problem takes turns with the batches (RewardEngine.exclusive); task ids of
+        # loaded suites are lookups, so such requests are checked at once
+        with engine.exclusive(engine.problems.needs_building(checked)):
+            engine.problems.resolve(checked)
 
     return engine, validate
+
+
+def suite_check(engine: Any) -> Any:
+    """The check of a suite name the engine's own resolver makes (None: no such resolver)."""
+    problems = getattr(engine, "problems", None)
+    if problems is None or not hasattr(problems, "suite"):
+        return None
+
+    def check(name: str) -> None:
+        with engine.exclusive():
+            problems.suite(name, "suite")
+
+    return check
 
 
 def make_state(
@@ -96,15 +125,20 @@ def make_state(
     metrics = Metrics()
     queue = BoundedQueue(settings.max_queue_samples)
     batcher = Batcher(engine, queue, metrics, settings.max_batch_samples)
+    limits = dataclasses.replace(
+        settings.limits, allow_inline=settings.limits.allow_inline and settings.inline_allowed()
+    )
     return ServiceState(
         queue=queue,
         batcher=batcher,
         metrics=metrics,
-        limits=settings.limits,
+        limits=limits,
         validate=validate,
         token=settings.token,
         default_deadline_s=settings.default_deadline_s,
         drain_s=settings.drain_s,
+        check_suite=suite_check(engine),
+        neutral=settings.neutral,
     )
 
 
@@ -182,15 +216,36 @@ def add_serve_parser(sub: Any) -> None:
     p.add_argument("--max-queue-samples", type=int, default=4096, help="past this: 429")
     p.add_argument("--max-batch-samples", type=int, default=256)
     p.add_argument("--max-body-mb", type=float, default=8.0)
+    p.add_argument("--max-items", type=int, default=1024, help="items per request; past this: 413")
+    p.add_argument(
+        "--allow-inline",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="accept inline problems (their tests run as trusted code); default: on loopback "
+        "only, refused when --host reaches beyond it",
+    )
+    p.add_argument(
+        "--max-inline-problems",
+        type=int,
+        default=32,
+        help="distinct inline problems per request; past this: 413",
+    )
+    p.add_argument(
+        "--neutral-reward",
+        type=float,
+        default=DEFAULT_NEUTRAL,
+        help="OpenRLHF's score of an unjudged sample when nothing has been judged yet",
+    )
     p.add_argument("--deadline-s", type=float, default=None, help="default per-request deadline")
     p.add_argument("--drain-s", type=float, default=120.0, help="longest drain on SIGTERM")
     p.add_argument("--max-connections", type=int, default=1000, help="past this: 503")
     p.add_argument("--log-level", default="warning")
 
 
-def run_serve(args: argparse.Namespace) -> int:
+def settings_from_args(args: argparse.Namespace) -> ServeSettings:
+    """The settings ``codeeval serve``'s command line asks for."""
     token = args.token_file.read_text().strip() if args.token_file else os.environ.get(TOKEN_ENV)
-    settings = ServeSettings(
+    return ServeSettings(
         host=args.host,
         port=args.port,
         token=token or None,
@@ -203,8 +258,17 @@ def run_serve(args: argparse.Namespace) -> int:
         default_deadline_s=args.deadline_s,
         drain_s=args.drain_s,
         max_connections=args.max_connections,
-        limits=Limits(max_body_bytes=int(args.max_body_mb * 1024 * 1024)),
+        limits=Limits(
+            max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+            max_items=args.max_items,
+            max_inline_problems=args.max_inline_problems,
+        ),
         log_level=args.log_level,
+        allow_inline=args.allow_inline,
+        neutral=args.neutral_reward,
     )
-    serve(settings)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    serve(settings_from_args(args))
     return 0
