@@ -204,6 +204,8 @@ def test_verls_code_data_is_judged_as_it_is_for_every_data_source(in_tmp: Path) 
         ("livecodebench", OCCURRENCES, LEETCODE),  # LeetCode's class Solution
         ("apps", {"fn_name": "add", "inputs": [[1, 2]], "outputs": [[3]]}, ADD_FUNCTION),  # APPS
         ("taco", {"inputs": [["1 2"]], "outputs": [["3"]]}, SUM_PROGRAM),  # lists of lines
+        ("primeintellect", ["assert add(1, 2) == 3", "assert add(2, 2) == 4"], ADD_FUNCTION),
+        ("codeforces", json.dumps(["assert add(1, 2) == 3"]), ADD_FUNCTION),  # bare assert lines
     ]
     scores, extra = score(worker, rows + wrong + right)
     assert scores == [1.0] * len(rows) + [0.0] * len(wrong) + [1.0] * len(right)

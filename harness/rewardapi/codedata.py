@@ -18,7 +18,8 @@ verl's rows carry ``data_source`` and ``reward_model.ground_truth``. Three kinds
     (LiveCodeBench's and PRIME's form; a JSON list of arguments, APPS's form, works too), each
     output the JSON return value. A completion that defines ``class Solution`` with the method
     (LeetCode's form) is called through a fresh ``Solution()``, as verl's judges do;
-  - assert-based, with ``assert_case`` (KodCode's form): each assert line is one case, calling
+  - assert-based, with ``assert_case`` (KodCode's form; or the ground truth a bare list of
+    assert lines, MBPP's ``test_list``, or their text): each assert line is one case, calling
     ``fn_name`` (else the function the asserts call).
 
 - **An inline problem**: ``ground_truth`` is ``{"prompt", "tests", "entry_point", ...}``
@@ -142,6 +143,9 @@ def read_row(data_source: Any, ground_truth: Any, extra_info: Any) -> RowReading
             "ground_truth",
             "missing: give a task id, verl's code data {inputs, outputs}, or an inline problem",
         )
+    if _assert_lines(truth):  # assert tests as a list (MBPP's test_list) or as text
+        lines = truth if isinstance(truth, list) else [truth]
+        return RowReading(suite=source or "code", code={"assert_case": lines})
     if is_code_data(truth):
         return RowReading(suite=source or "code", code=truth)
     if isinstance(truth, Mapping):
@@ -170,6 +174,17 @@ def read_row(data_source: Any, ground_truth: Any, extra_info: Any) -> RowReading
         raise RewardInputError("data_source", "missing: name the suite of the task id")
     suite = suite_for(source)
     return RowReading(suite=suite, task_id=task_id_for(suite, truth))
+
+
+def _assert_lines(truth: Any) -> bool:
+    """Assert-based tests given bare: a list of assert lines, or a text of them."""
+    if isinstance(truth, list):
+        return bool(truth) and all(
+            isinstance(t, str) and t.lstrip().startswith("assert") for t in truth
+        )
+    if not isinstance(truth, str) or "def check(" in truth:  # HumanEval's test code: not bare
+        return False
+    return re.search(r"^\s*assert\b", truth, re.MULTILINE) is not None
 
 
 def _present(problem: Any) -> Any:

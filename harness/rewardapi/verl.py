@@ -31,6 +31,7 @@ and the reason is logged (each distinct reason once, on the ``harness.rewardapi.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -48,6 +49,10 @@ log = logging.getLogger(__name__)
 
 REWARD_LOOP_MANAGERS = ("naive", "dapo", "gdpo", "rate_limited", "remote")  # verl 0.9.1
 _SINGLE = ("data_source", "solution_str", "ground_truth")
+UNJUDGED = {  # why a judged row has no reward, when it does not say
+    "data": "the problem's own data cannot be judged (its reference fails its tests, or a known defect)",
+    "infra": "the harness could not judge it (an infrastructure fault)",
+}
 _BATCHED = ("data_sources", "solution_strs", "ground_truths")
 
 
@@ -102,8 +107,7 @@ class Scorer:
         # building a problem parses Python, one thread at a time (RewardEngine.exclusive); a
         # loaded suite's task id is a lookup
         truth = plain(ground_truth)
-        lookup = isinstance(truth, (str, int)) and not str(truth).lstrip().startswith(("{", "["))
-        lookup = lookup and "def check(" not in str(truth)
+        lookup = isinstance(truth, (str, int)) and re.fullmatch(r"[^\s{\[]\S*", str(truth).strip())
         needed = not lookup or self.engine.problems.needs_building([Item("", suite_for(source))])
         with self.engine.exclusive(needed):
             return self._resolve(source, completion, data_source, ground_truth, extra_info)
@@ -159,9 +163,8 @@ class Scorer:
                 log_unjudged(log, sample.reason)
         for sample, row in zip(samples, rows, strict=True):
             if row["reward"] is None and not sample.reason:  # the harness's or the problem's
-                kind = row.get("error_kind") or "error"
-                why = row.get("error") or row.get("status")
-                log_unjudged(log, f"{row.get('suite')} {row.get('task_id')}: {kind}: {why}")
+                why = row.get("error") or UNJUDGED.get(str(row.get("error_kind")), "not judged")
+                log_unjudged(log, f"{row.get('suite')} {row.get('task_id')}: {why}")
         self.running.add(rows)
         fills = neutral_scores(rows, self.running, self.neutral)
         return [
