@@ -6,7 +6,8 @@ this file by path (``--confine PATH``: the repository is hidden inside the sandb
 forks anything. The child drops its groups and takes the run's uid, sets ``no_new_privs``,
 empties its capability sets, and installs the Python sandbox's seccomp filter (given as
 ``--seccomp PATH``, :func:`use_shared_filter`) or else this module's, which refuses the
-keyring calls.
+keyring calls. Without bubblewrap the spawner also confines itself to Landlock's view
+(:func:`restrict_view`), and a run keeps at most the one capability that reads it.
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ def _seccomp_program() -> tuple[_SockFprog, Any] | None:
 
 _SECCOMP = _seccomp_program()  # built once, before any fork
 _shared_filter: Any = None  # the Python sandbox's filter, when its module could be loaded
+_shared_module: Any = None  # that module (its Landlock and capability helpers)
+# Without bubblewrap, once Landlock enforces the view: the capability a run keeps so that file
+# modes do not hide what the view shows (a toolchain under a 0700 /root), else None.
+_read_cap: int | None = None
+_ruleset = -1  # that view's Landlock ruleset, enforced by each child
+# Set by the spawner: a toolchain lies where the runs' uids cannot read (rustup under /root).
+read_cap_needed = False
+PR_SET_KEEPCAPS = 8
 
 
 def use_shared_filter(path: str) -> None:
@@ -79,7 +88,7 @@ def use_shared_filter(path: str) -> None:
     not in this view). Its filter refuses more than the keyrings: System V IPC, message
     queues, ptrace, io_uring, namespaces. Where it cannot be loaded, the keyring filter above
     stays."""
-    global _shared_filter
+    global _shared_filter, _shared_module
     import importlib.util
 
     try:
@@ -87,11 +96,39 @@ def use_shared_filter(path: str) -> None:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        _shared_module = module
         bpf = module.build_filter()
         if bpf:
             _shared_filter = module.Filter(bpf)
     except Exception:  # noqa: BLE001 - another version of that module: ours is enough
         _shared_filter = None
+
+
+def restrict_view(writable: str, rules_path: str) -> None:
+    """Without bubblewrap: every run is confined to the allow-list in ``rules_path`` (JSON
+    ``[[path, rights], ...]``, removed once read) and to writing in ``writable`` (the run
+    folders), by the Python sandbox's Landlock helper. The ruleset is built here, once; each
+    child enforces it itself (:func:`child`), after it raised its ``oom_score_adj``, which the
+    domain forbids. Raises OSError where the kernel has Landlock but refuses."""
+    global _ruleset, _read_cap
+    import json
+
+    with open(rules_path, encoding="utf-8") as fh:
+        rules = [(str(p), str(r)) for p, r in json.load(fh)]
+    os.unlink(rules_path)
+    if _shared_module is None:
+        return
+    ruleset, abi = _shared_module.landlock_ruleset(writable, view=rules)
+    if ruleset < 0:
+        return
+    _ruleset = fcntl.fcntl(ruleset, fcntl.F_DUPFD_CLOEXEC, 100)
+    os.close(ruleset)
+    if read_cap_needed:
+        caps = _shared_module.effective_caps()
+        for cap in (_shared_module.CAP_DAC_READ_SEARCH, _shared_module.CAP_DAC_OVERRIDE):
+            if caps & (1 << cap):
+                _read_cap = cap
+                break
 
 
 def _install_filter() -> None:
@@ -114,6 +151,11 @@ def child(
     argv, env, cwd, uid = req["argv"], req["env"], req["cwd"], req.get("uid")
     try:
         os.setsid()
+        _oom_first()
+        if _ruleset >= 0:  # the view, where there is no bubblewrap
+            if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # what Landlock needs first
+                raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+            _shared_module.landlock_restrict(_ruleset)
         if status < len(fds):  # out of the way of the targets 0, 1, 2, ...
             status = fcntl.fcntl(status, fcntl.F_DUPFD_CLOEXEC, len(fds))
         if any(fd < len(fds) for fd in fds):
@@ -124,15 +166,19 @@ def child(
         os.closerange(status + 1, MAX_FD)
         for kind, value in limits:
             resource.setrlimit(kind, value)
-        _oom_first()
+        keep_cap = _read_cap if uid is not None else None
+        if keep_cap is not None:
+            _prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
         if uid is not None:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
         if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if keep_cap is not None:  # the one that reads the view, ambient: execve keeps it
+            _shared_module.keep_only(keep_cap)
         # Empty effective, permitted and inheritable sets (setpriv's --inh-caps=-all).
-        if _capset(ctypes.byref(_NO_CAPS[0]), _NO_CAPS[1]) != 0:
+        elif _capset(ctypes.byref(_NO_CAPS[0]), _NO_CAPS[1]) != 0:
             raise OSError(ctypes.get_errno(), "capset")
         _install_filter()
         os.chdir(cwd)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import harness.languages.sandboxed as sandboxed
+from harness.sandbox.landlock_view import closed_to_others
 
 RUNS = "/tmp/runs"  # inside bubblewrap: the private run folders
 CACHE = "/tmp/cache"  # inside bubblewrap: the compile cache
@@ -122,6 +123,9 @@ class WarmSandbox:
             argv = [sys.executable, "-I", "-S", spawner, str(theirs.fileno()), "--subreaper"]
             argv += ["--confine", confine]
             argv += ["--seccomp", str(SHARED_SECCOMP)] if shared else []
+            if shared:  # Landlock's allow-list: what bubblewrap would show, and the run folders
+                argv += ["--view", _rules_file(hide, keep), "--writable", self.runs]
+                argv += ["--read-cap"] if closed_to_others(keep) else []
         self.errors = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(
@@ -298,6 +302,16 @@ def _limits(limits: sandboxed.Limits) -> dict[str, int]:
         "core": 0,
         "msgqueue": 0,  # no POSIX message queues: they would outlive the run
     }
+
+
+def _rules_file(hide: tuple[str, ...], keep: tuple[str, ...]) -> str:
+    """The view's Landlock rules in a root-only file the spawner reads and removes."""
+    from harness.languages.view import landlock_rules
+
+    fd, path = tempfile.mkstemp(prefix="codeeval-view-", suffix=".json")  # 0600
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(landlock_rules(hide, keep), fh)
+    return path
 
 
 def _private_dir(parent: str, uid: int, prefix: str) -> str:

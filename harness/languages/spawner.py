@@ -387,6 +387,14 @@ def main(argv: list[str]) -> int:
     confine = _load_confine(_option(argv, "--confine") or os.path.join(here, "confine.py"))
     if "--seccomp" in argv:
         confine.use_shared_filter(_option(argv, "--seccomp"))
+    if "--view" in argv:  # without bubblewrap: Landlock's allow-list, on every run
+        writable = _option(argv, "--writable") or "/nonexistent"
+        confine.read_cap_needed = "--read-cap" in argv
+        try:
+            confine.restrict_view(writable, _option(argv, "--view"))
+        except OSError as exc:
+            print(f"spawner: cannot confine runs to the view: {exc}", file=sys.stderr)
+            return 2
     serve(socket.socket(fileno=int(argv[1])), pid1)
     return 0
 

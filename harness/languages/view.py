@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable
 
 from harness.sandbox import bwrap, mounts
+from harness.sandbox.landlock_view import Rule, allow_list
 
 ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC = (
@@ -30,6 +31,7 @@ ETC = (
     "nsswitch.conf",
     "localtime",
     "timezone",
+    "ssl",  # node reads openssl.cnf: missing is fine, unreadable (Landlock's view) is fatal
 )
 # Site folders of any Python under a bound folder (relative patterns, tried on each).
 SITE = (
@@ -83,6 +85,21 @@ def bwrap_args(hide: Iterable[str], keep: Iterable[str]) -> list[str]:
     args += namespace_args()
     args += ["--die-with-parent", "--new-session", "--as-pid-1"]
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    shown, bound = _shown(keep)
+    return args + mounts.mount_plan(hidden_inside(bound, hide), shown, drop=False, empty_root=True)
+
+
+def landlock_rules(hide: Iterable[str], keep: Iterable[str]) -> list[Rule]:
+    """Without bubblewrap, the same allow-list as Landlock read rules (and ``/proc``), less what
+    :func:`hidden_inside` would cover and every data location."""
+    hide = list(hide)
+    shown, bound = _shown(keep)
+    hidden = [*hidden_inside(bound, hide), *bwrap.data_paths(hide)]
+    return allow_list([*shown, "/proc"], hidden, wanted=[p for p in bound if p not in ROOTS])
+
+
+def _shown(keep: Iterable[str]) -> tuple[list[str], list[str]]:
+    """What shows (the roots, /etc's entries, the toolchains) and the folders among it."""
     roots = [root for root in ROOTS if os.path.lexists(root)]
     bound = [root for root in roots if not os.path.islink(root)]
     etc = [p for pattern in ETC for p in sorted(glob.glob(os.path.join("/etc", pattern)))]
@@ -91,8 +108,7 @@ def bwrap_args(hide: Iterable[str], keep: Iterable[str]) -> list[str]:
         if not any(mounts.under(path, b) for b in bound):  # else already shown
             extra.append(path)
             bound.append(path)
-    shown = [*roots, *etc, *extra]
-    return args + mounts.mount_plan(hidden_inside(bound, hide), shown, drop=False, empty_root=True)
+    return [*roots, *etc, *extra], bound
 
 
 def _which() -> str | None:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import harness.sandbox.bwrap as bwrap
+from harness.sandbox import mounts
 from harness.sandbox.inside import seccomp
 from harness.sandbox.mounts import under
 
@@ -27,12 +29,21 @@ MAX_RULES = 20_000  # a view past this is a folder of data, not a program's need
 
 
 def landlock_view(hide: Iterable[str] = (), keep: Iterable[str] = ()) -> list[Rule]:
-    """The read rules of the candidate's view, given the caller's hidden paths."""
+    """The read rules of the Python candidate's view, given the caller's hidden paths."""
     hide = list(hide)
-    hidden = _with_bytecode(bwrap.data_paths(hide))
     keep = {os.path.realpath(p) for p in keep}
     shown = [*bwrap.system_paths(), *bwrap.needed_paths(hide), *keep, "/proc"]
     wanted = keep | set(bwrap.python_dirs())  # shown even inside a data location
+    return allow_list(shown, bwrap.data_paths(hide), wanted)
+
+
+def allow_list(
+    shown: Iterable[str], hidden: Iterable[str], wanted: Iterable[str] = ()
+) -> list[Rule]:
+    """Read rules for ``shown`` less ``hidden`` (and a hidden module's bytecode); a shown path
+    inside a hidden one only when it is ``wanted`` (the interpreter in a hidden checkout)."""
+    hidden = _with_bytecode([os.path.realpath(h) for h in hidden if os.path.lexists(h)])
+    wanted = set(wanted)
     rules: list[Rule] = []
     for path in sorted({os.path.realpath(p) for p in shown if os.path.lexists(p)}):
         if any(under(path, h) for h in hidden) and path not in wanted:
@@ -85,6 +96,22 @@ def _readable(path: str, hidden: list[str]) -> list[Rule]:
         else:
             rules.append((child, "rd"))
     return rules
+
+
+def closed_to_others(paths: Iterable[str]) -> bool:
+    """Whether a folder on the way to one of ``paths`` (or the path) is closed to other users
+    (no o+x): a dropped uid then needs the one capability that reads the view (a pyenv or
+    rustup under a 0700 /root)."""
+    for path in paths:
+        real = os.path.realpath(path)
+        for folder in [*mounts.parents(real), real]:
+            try:
+                info = os.stat(folder)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode) and not info.st_mode & stat.S_IXOTH:
+                return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from harness.sandbox.api import (
     SandboxSettings,
 )
 from harness.sandbox.decode import ReplyError, assemble
-from harness.sandbox.landlock_view import landlock_view, no_bwrap_guards
+from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
 
 log = logging.getLogger("codeeval.sandbox")
 DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows inside
@@ -134,10 +134,13 @@ class Sandbox:
                 self._work_root = tempfile.mkdtemp(prefix="codeeval-sbx-", dir=shm)
                 os.chmod(self._work_root, 0o711)  # a dropped child reaches its own folder
             cfg["work_root"] = self._work_root
+            cfg["quarantine"] = self._work_root + "-left"  # beside it, outside every view
             # What the candidate may read, list and execute: Landlock's allow-list.
             root = str(deps_root())
             keep = [root] if os.path.isdir(root) else []
             cfg["view"] = landlock_view(self.settings.hide_paths, keep)
+            # The one capability that reads the view, only where file modes would hide it.
+            cfg["read_cap"] = closed_to_others([*bwrap.python_dirs(), *keep])
         return cfg
 
     def _env(self) -> dict[str, str]:
@@ -248,6 +251,7 @@ class Sandbox:
         root, self._work_root = self._work_root, None
         if root:
             _tree_remover()(root)
+            _tree_remover()(root + "-left")
 
     def _server_log(self) -> str:
         if self._log_file is None:

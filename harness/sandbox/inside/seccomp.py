@@ -225,9 +225,30 @@ def landlock_confine(
     rights)`` pairs, rights ``"r"`` (read and execute files beneath) and/or ``"d"`` (list
     folders beneath): then nothing else can be read, listed or executed. Returns the ABI used.
     """
+    ruleset, abi = landlock_ruleset(folder, writable_files, abi, tcp, view)
+    if ruleset < 0:
+        return 0
+    try:
+        landlock_restrict(ruleset)
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def landlock_ruleset(
+    folder: str,
+    writable_files: Iterable[str] = DEVICES,
+    abi: int = -1,
+    tcp: bool = True,
+    view: Iterable[tuple[str, str]] | None = None,
+) -> tuple[int, int]:
+    """The ruleset of :func:`landlock_confine`, not yet enforced: ``(fd, abi)``, ``(-1, 0)``
+    without Landlock. Built once, it costs each process that forks from its builder one
+    :func:`landlock_restrict` (a spawner whose children must first do what the domain
+    forbids: raise their own ``oom_score_adj``)."""
     abi = landlock_abi() if abi < 0 else abi
     if abi <= 0:
-        return 0
+        return -1, 0
     fs = _FS_CHANGES[min(abi, 3)]
     if view is not None:
         fs |= _FS_READS
@@ -260,10 +281,18 @@ def landlock_confine(
                         _check(-1, "add_rule")
             finally:
                 os.close(fd)
-        _check(_syscall(C(_LL_RESTRICT), C(ruleset), C(0)), "restrict_self")
-    finally:
+    except BaseException:
         os.close(ruleset)
-    return abi
+        raise
+    return ruleset, abi
+
+
+def landlock_restrict(ruleset: int) -> None:
+    """Enforce ``ruleset`` on this process (and what it starts); raises OSError."""
+    _check(
+        _syscall(ctypes.c_long(_LL_RESTRICT), ctypes.c_long(ruleset), ctypes.c_long(0)),
+        "restrict_self",
+    )
 
 
 # -- the one capability a child may keep (no bubblewrap, an interpreter others cannot read) ---
@@ -344,18 +373,21 @@ class Confinement:
     child keeps to read it whatever the file modes say (None: none is needed or possible).
     """
 
-    def __init__(self, tcp: bool = True, view: Iterable[Iterable[str]] | None = None) -> None:
+    def __init__(
+        self, tcp: bool = True, view: Iterable[Iterable[str]] | None = None, read_cap: bool = False
+    ) -> None:
         self.filter = Filter(build_filter())
         self.abi = landlock_abi()
         self.tcp = tcp
         self.view = [(str(p), str(r)) for p, r in view] if view is not None else None
+        self.wants_read_cap = read_cap
         self.installed = False
         self.filtered = False
         self.read_cap: int | None = None
 
     def confine(self, folder: str) -> None:
         if not self.installed:
-            caps = effective_caps() if self.view is not None else 0
+            caps = effective_caps() if self.view is not None and self.wants_read_cap else 0
             abi = landlock_confine(folder, abi=self.abi, tcp=self.tcp, view=self.view)
             if abi and self.view is not None:  # the view is enforced: the modes may give way
                 for cap in (CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE):

@@ -270,7 +270,20 @@ class Server:
                 st[name] += _read_bounded(fd, room)
         _close_all(stdio)
         cleanup.remove_tree(workdir)
+        if os.path.lexists(workdir):
+            self._quarantine(workdir)
         return int(done["status"])
+
+    def _quarantine(self, workdir: str) -> None:
+        """What could not be removed (a million files) leaves the work root: a later child may
+        read the work root's folders whatever their modes (the read capability, no bubblewrap),
+        and must never see it. Moved into a root-only folder no view shows."""
+        where = self.cfg.get("quarantine") or os.path.join(self.work_root, ".left")
+        try:
+            os.makedirs(where, mode=0o700, exist_ok=True)
+            os.rename(workdir, os.path.join(where, os.path.basename(workdir)))
+        except OSError:
+            pass
 
 
 def _widen(fd: int) -> None:
@@ -385,7 +398,9 @@ def _zygote_setup(cfg: dict[str, Any], kernel: Any, tcp: bool) -> Any:
     """In the zygote, before its first fork: its counters, its kernel confinement (inherited
     by every child for free), and its handlers of the orders that end a sample."""
     counters = accounting.ChildCounters()
-    confinement = kernel.Confinement(tcp=tcp, view=cfg.get("view"))
+    confinement = kernel.Confinement(
+        tcp=tcp, view=cfg.get("view"), read_cap=bool(cfg.get("read_cap"))
+    )
     confinement.confine(cfg.get("work_root") or "/tmp")
     cfg["_kernel"] = confinement
     cfg["_read_cap"] = confinement.read_cap
