@@ -26,6 +26,7 @@ from harness.completions import assemble_program
 from harness.data_tests import FROM_DATA
 from harness.language_hooks import hooks_for
 from harness.records import CheckCase, Problem, Sample, is_plus, to_json
+from harness.sandbox.inside.segment import MAX_STRETCH
 
 MANIFEST = "manifest.json"
 PROBLEMS_FILE = "problems.jsonl"
@@ -221,7 +222,8 @@ def _render_case(case: CheckCase) -> list[str]:
 
 def _outer_timeout_s(problem: Problem) -> int:
     """pytest-timeout's limit: the whole sample's budget (its first test runs it) plus slack."""
-    budget = sum(c.timeout_s or 5.0 for c in problem.cases) + 60
+    # A starved sample's limits stretch up to MAX_STRETCH times (harness.sandbox's segment).
+    budget = sum(c.timeout_s or 5.0 for c in problem.cases) * MAX_STRETCH + 60
     language = hooks_for(problem)
     if language is not None:  # a compiled language: compile, and a restart per case
         budget = max(budget, language.worst_case_s(problem) + 60)

@@ -35,6 +35,7 @@ from harness.sandbox.api import (
     SandboxSettings,
 )
 from harness.sandbox.decode import ReplyError, assemble
+from harness.sandbox.inside.segment import MAX_STRETCH
 from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
 
 log = logging.getLogger("codeeval.sandbox")
@@ -376,7 +377,8 @@ class Sandbox:
                 break
             if other in replied:
                 continue
-            total += request.budget_s + REPLY_SLACK_S
+            # A starved sample's budget stretches (segment.MAX_STRETCH) before it times out.
+            total += request.budget_s * MAX_STRETCH + REPLY_SLACK_S
             if sent is None:
                 total += START_TIMEOUT_S
         return now + total + START_TIMEOUT_S

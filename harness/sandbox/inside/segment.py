@@ -22,6 +22,47 @@ MODULE_FLOOR_S = 2.0  # the program's module body gets at least this long
 DRAIN_S = 0.02  # the longest the server sleeps before it reads the child's frames
 END_TIMEOUT_S = 5.0  # time for the child to report coverage after the last case
 KIND_STARTED = 5  # header-only frame: confinement done, candidate code about to run
+# A time-out needs evidence that the program used its time: a limit (a case's, the module's,
+# the sample's budget) is CPU time. When its wall time runs out while the sample's processes
+# have had less than USED of it on a CPU, the machine was busy, not the program slow: the
+# deadline moves on by what is left, up to MAX_STRETCH times the limit in wall time (where a
+# program that sleeps, or waits on nothing, times out).
+USED = 0.95  # of a limit, in CPU time: the program used it (clock ticks are 10 ms)
+MAX_STRETCH = 4.0
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time of ``pids`` and the children they reaped, from /proc (0 for a gone one)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read()
+            fields = stat[stat.rindex(b")") + 2 :].split()
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / _TICK
+
+
+class Budget:
+    """A sample's time budget in wall time, stretched while the machine starves it."""
+
+    def __init__(self, seconds: float, start: float) -> None:
+        self.seconds = seconds
+        self.start = start
+        self.end = start + seconds
+        self.cpu_done = 0.0  # CPU of the sample's finished segments
+
+    def stretch(self, now: float, cpu_live: float = 0.0) -> bool:
+        """At its end: True (and a later end) when the sample has not used it on a CPU."""
+        used = self.cpu_done + cpu_live
+        cap = self.start + MAX_STRETCH * self.seconds
+        if used >= USED * self.seconds or now >= cap:
+            return False
+        self.end = min(cap, now + max(self.seconds - used, DRAIN_S))
+        return True
 
 
 class Segment:
@@ -36,7 +77,8 @@ class Segment:
         first: int,
         st: dict[str, Any],
         channels: tuple[int, str, Any],
-        budget_end: float,
+        budget: Budget,
+        cpu: Any = None,
     ) -> None:
         self.codec = codec
         self.req = req
@@ -45,13 +87,15 @@ class Segment:
         self.st = st
         self.rfd, self.nonce, self.judge = channels  # the child's pipe and nonce; Judge|None
         self.judged = [case.get("mode") == "sandbox" for case in self.cases]
-        self.budget_end = budget_end
+        self.budget = budget
+        self.cpu = cpu or (lambda: 0.0)  # the live processes' CPU seconds (cpu_seconds)
+        self.cpu_at_clock = 0.0  # a fresh child: its phase starts at no CPU
         self.buf = bytearray()
         self.judge_buf = bytearray()
         self.phase, self.expected, self.started = "module", first, False
         self.clock = time.monotonic()
         self.module_limit = max(timeout_of(self.cases[first]), MODULE_FLOOR_S)
-        self.deadline = min(self.clock + self.module_limit, budget_end)
+        self.deadline = min(self.clock + self.module_limit, budget.end)
         self.outcome = ""
         self.elapsed = 0.0
         # One method per frame kind, each valid in one phase only.
@@ -72,22 +116,48 @@ class Segment:
         poller.register(pidfd, select.POLLIN)
         dead = False
         while True:
+            where = (self.phase, self.expected)
             self._read_frames()
             if self.outcome:
                 break
             if dead:
                 self.outcome = "exited"
                 break
+            if (self.phase, self.expected) != where:  # a case began: its CPU counts from here
+                self.cpu_at_clock = self.cpu()
             wait = self.deadline - time.monotonic()
-            if wait <= 0:
+            if wait <= 0 and not self._starved():
                 self.outcome = "timeout"
                 break
+            wait = self.deadline - time.monotonic()
             if poller.poll(max(1, math.ceil(min(wait, DRAIN_S) * 1000))):
                 dead = True
             self.buf += drain(self.rfd)  # what the child wrote before it died still counts
             if self.judge is not None:
                 self.judge_buf += drain(self.judge.frames)
         self.elapsed = time.monotonic() - self.clock
+
+    def _starved(self) -> bool:
+        """At a deadline: move it on (True) when the limit that ran out was not used."""
+        now = time.monotonic()
+        if self.phase == "end":
+            return False
+        live = self.cpu()
+        if self.budget.end <= self.deadline and now >= self.budget.end - 1e-3:
+            if not self.budget.stretch(now, live):
+                return False
+        else:
+            limit = self.module_limit if self.phase == "module" else self._case_limit()
+            used = live - self.cpu_at_clock
+            cap = self.clock + MAX_STRETCH * limit
+            if used >= USED * limit or now >= cap:
+                return False
+            self.deadline = min(cap, now + max(limit - used, DRAIN_S))
+        self.deadline = min(max(self.deadline, now + DRAIN_S), self.budget.end)
+        return True
+
+    def _case_limit(self) -> float:
+        return timeout_of(self.cases[min(self.expected, len(self.cases) - 1)])
 
     # -- frames ----------------------------------------------------------------------------
     def _read_frames(self) -> None:
@@ -136,7 +206,7 @@ class Segment:
         elif body.startswith(b'{"status":"ok",'):
             now = time.monotonic()
             self.phase, self.clock = "case", now
-            self.deadline = min(now + timeout_of(self.cases[self.first]), self.budget_end)
+            self.deadline = min(now + timeout_of(self.cases[self.first]), self.budget.end)
         else:  # the program or test setup raised: every remaining case gets it
             packed = self._packed(body, from_judge)
             for i in range(self.first, len(self.cases)):
@@ -154,7 +224,7 @@ class Segment:
         if self.expected == len(self.cases):
             self.phase, self.deadline = "end", now + END_TIMEOUT_S
         else:
-            self.deadline = min(now + timeout_of(self.cases[self.expected]), self.budget_end)
+            self.deadline = min(now + timeout_of(self.cases[self.expected]), self.budget.end)
 
     def _on_end(self, index: int, body: bytes, from_judge: bool) -> None:
         if index != len(self.cases):
@@ -193,7 +263,7 @@ class Segment:
         return verdict("crashed", f"the child {why(status)} {where}", self.elapsed)
 
     def _timeout_message(self) -> str:
-        budget = time.monotonic() >= self.budget_end - 1e-3
+        budget = time.monotonic() >= self.budget.end - 1e-3
         module = self.phase == "module"
         limit = self.module_limit if module else timeout_of(self.cases[self.expected])
         if budget and self.elapsed < limit:

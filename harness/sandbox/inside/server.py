@@ -128,7 +128,7 @@ class Server:
     # -- one sample ------------------------------------------------------------------------
     def run_sample(self, req: dict[str, Any]) -> dict[str, Any]:
         start = time.monotonic()
-        budget_end = start + float(req.get("budget_s", 30.0))
+        budget = segment.Budget(float(req.get("budget_s", 30.0)), start)
         cases = req["cases"]
         state: dict[str, Any] = {
             "slots": [None] * len(cases),
@@ -148,7 +148,7 @@ class Server:
         if type(in_a_row) is not int or not 1 <= in_a_row <= TIMEOUTS_IN_A_ROW:
             in_a_row = TIMEOUTS_IN_A_ROW
         while next_case < len(cases) and state["infra"] is None:
-            if time.monotonic() >= budget_end:
+            if time.monotonic() >= budget.end and not budget.stretch(time.monotonic()):
                 break
             if next_case >= in_a_row and all(
                 segment.is_timeout(slots[i]) for i in range(next_case - in_a_row, next_case)
@@ -158,7 +158,7 @@ class Server:
                 for i in range(next_case, len(cases)):
                     slots[i] = segment.verdict("timeout", f"not run: {why} before it timed out")
                 break
-            next_case = self._segment(req, next_case, budget_end, first_segment, state)
+            next_case = self._segment(req, next_case, budget, first_segment, state)
             first_segment = False
         after = self.last_counters
         for index, slot in enumerate(state["slots"]):
@@ -179,7 +179,7 @@ class Server:
         }
 
     def _segment(
-        self, req: dict[str, Any], first: int, budget_end: float, first_segment: bool, st: dict
+        self, req: dict[str, Any], first: int, budget: Any, first_segment: bool, st: dict
     ) -> int:
         """Run one child for cases ``first..``; fill their slots; return the next case.
 
@@ -193,7 +193,8 @@ class Server:
         rfd, wfd = os.pipe()
         _widen(rfd)
         nonce = os.urandom(8).hex()
-        cpu_s = max(1, math.ceil(budget_end - time.monotonic()) + 1)
+        # RLIMIT_CPU: what is left of the budget in CPU time, whatever the wall clock says.
+        cpu_s = max(1, math.ceil(budget.seconds - budget.cpu_done) + 1)
         judged = any(case.get("mode") == "sandbox" for case in req["cases"][first:])
         judge = judge_pipes.Judge() if judged else None
         stdio = (_memory_file("stdout"), _memory_file("stderr"))
@@ -219,7 +220,8 @@ class Server:
                 # The judge shares the work folder, which is the sample's uid's before either
                 # starts (the child's own chown would race with the judge's chdir).
                 os.chown(workdir, self.cfg["uid"], self.cfg["uid"])
-            pid = self.zygote.spawn(procs)[-1]
+            pids = self.zygote.spawn(procs)
+            pid = pids[-1]
         except BaseException:
             _close_all(stdio)
             os.close(rfd)
@@ -234,11 +236,21 @@ class Server:
             judge.close_in_server()
         pidfd = os.pidfd_open(pid)
         os.set_blocking(rfd, False)
-        frames = segment.Segment(self.codec, req, first, st, (rfd, nonce, judge), budget_end)
+        frames = segment.Segment(
+            self.codec,
+            req,
+            first,
+            st,
+            (rfd, nonce, judge),
+            budget,
+            lambda: segment.cpu_seconds(pids),
+        )
         frames.run(pidfd)
         if judge is not None:
             judge.close()
-        return frames.conclude(self._finish(pid, pidfd, rfd, stdio, workdir, st))
+        status = self._finish(pid, pidfd, rfd, stdio, workdir, st)
+        budget.cpu_done += st.pop("segment_cpu", 0.0)
+        return frames.conclude(status)
 
     def _private_folder(self) -> str:
         """A new folder for one child (the work root is the server's own: a counter is
@@ -263,7 +275,9 @@ class Server:
             for fd in (pidfd, rfd):
                 os.close(fd)
         st["rss"] = max(st["rss"], int(done["rss"]))
-        self.last_counters = done["counters"]
+        before, self.last_counters = self.last_counters, done["counters"]
+        if before is not None:  # every process of the segment, reaped: its CPU time
+            st["segment_cpu"] = max(0.0, sum(done["counters"][:2]) - sum(before[:2]))
         for name, fd in zip(("stdout", "stderr"), stdio, strict=False):
             room = self.cap - len(st[name])
             if room > 0:
