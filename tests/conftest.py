@@ -58,7 +58,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     ],
 )
 def use_bwrap(request: pytest.FixtureRequest) -> bool:
-    """Both sandbox modes: resource limits only, and under bubblewrap where it works here."""
+    """Both sandbox modes: without bubblewrap (Landlock's view), and with it where it works."""
     return bool(request.param)
 
 
