@@ -268,3 +268,41 @@ def test_an_honest_five_passes_every_check(sandbox: Sandbox) -> None:
     )
     result = sandbox.run(SampleRequest(program, "make", cases, budget_s=60))
     assert all(c.status == "ok" for c in result.cases.values()), result.cases
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "nobwrap"])
+def test_the_attacks_fail_through_evaluate(
+    mode: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same task as a suite problem, through the one pipeline users run (evaluate())."""
+    from harness.evaluate import evaluate
+    from harness.records import CheckCase, Problem, Sample
+    from harness.sandbox import bwrap_available
+
+    if mode == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    if mode == "nobwrap":
+        monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
+    problem = Problem(
+        suite="attack",
+        task_id="attack/shape",
+        prompt="",
+        entry_point="Shape",
+        cases=(
+            CheckCase(
+                "case_0",
+                "ShapeTest",
+                "sandbox",
+                statement=f"{RUNNER_NAME}(ShapeTest, candidate, 'Shape')",
+            ),
+        ),
+        reference=HONEST,
+        test_setup=SHAPE_TESTS,
+        candidate_names=("Shape",),
+    )
+    samples = [Sample(problem.task_id, HONEST, "honest")]
+    samples += [Sample(problem.task_id, code, name) for name, code in ATTACKS.items()]
+    rows = evaluate([problem], samples, out_dir=tmp_path)
+    assert {r["sample_id"]: r["passed"] for r in rows} == {
+        s.sample_id: s.sample_id == "honest" for s in samples
+    }
