@@ -5,7 +5,9 @@ whose normalization runs gcd on megabit ints, keys that all hash alike, a range 
 array whose iteration never ends, an int that explodes under ``**``. Each must be the
 candidate's failure ("value too large: ..." or a check over its budget), quickly, in real
 pytest sessions (``-n 0`` and ``-n 2``), beside honest samples with big honest values that
-still pass. The decoder's bounds are also checked directly, with hypothesis.
+still pass. The problems are a registered suite's (its checks run in the trusted process; a
+data set's would run confined, harness.data_tests). The decoder's bounds are also checked
+directly, with hypothesis.
 """
 
 from __future__ import annotations
@@ -173,6 +175,7 @@ HONEST = {
     ),
 }
 TRUSTED_SECONDS = 10.0  # the most one sample item may take (sandbox time included)
+SUITE = "hostile"
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -183,11 +186,18 @@ def _write(path: Path, rows: list[dict]) -> Path:
 def _run(
     pytester: pytest.Pytester, samples: list[dict], workers: str, *extra: str
 ) -> tuple[pytest.RunResult, Path]:
-    problems = _write(pytester.path / "problems.jsonl", PROBLEMS)
+    # A registered suite (trusted tests, as a benchmark's), through a conftest of the session.
+    pytester.makeconftest(
+        "import json\n"
+        "from suites import register_suite\n"
+        "from suites.humaneval import problem_from_record\n"
+        f"ROWS = json.loads({json.dumps(PROBLEMS)!r})\n"
+        f"register_suite({SUITE!r}, lambda: [problem_from_record(r, {SUITE!r}) for r in ROWS])\n"
+    )
     sample_file = _write(pytester.path / "samples.jsonl", samples)
     out = pytester.path / "out"
     result = pytester.runpytest_subprocess(
-        "--llm-eval", f"jsonl:{problems}", "--llm-samples", str(sample_file), "--llm-out", str(out),
+        "--llm-eval", SUITE, "--llm-samples", str(sample_file), "--llm-out", str(out),
         "--llm-timeout", "5", "-n", workers, "-p", "no:codeeval_gate", "-p", "no:cacheprovider",
         "-q", f"--junitxml={pytester.path / 'junit.xml'}", *extra,
         timeout=240,
@@ -231,7 +241,7 @@ def test_hostile_values_fail_fast_and_every_sample_has_a_row(
         messages = [case["message"] for case in row["cases"]]
         assert any(expected in m for m in messages), (name, messages)
     summary = json.loads((out / "summary.json").read_text())
-    entry = summary["suites"][f"jsonl:{pytester.path / 'problems.jsonl'}"]
+    entry = summary["suites"][SUITE]
     assert entry["samples"] == len(samples)
     assert entry["passed"] + entry["failed"] + entry["timeout"] + entry["errors"] == len(samples)
     assert (entry["passed"], entry["failed"]) == (len(HONEST), len(ATTACKS))
