@@ -8,6 +8,7 @@ candidate runs after the cases (the server kills whatever is left).
 from __future__ import annotations
 
 import builtins
+import ctypes
 import dis
 import os
 import resource
@@ -37,10 +38,11 @@ _PUSH_EXC_INFO = dis.opmap.get("PUSH_EXC_INFO")
 PR_SET_KEEPCAPS = 8
 
 
-def _prctl(option: int, value: int) -> None:
-    import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)  # loaded by the server, before any fork
 
-    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+def _prctl(option: int, value: int) -> None:
+    _libc.prctl(option, value, 0, 0, 0)
 
 
 def _limit(kind: int, value: int) -> None:

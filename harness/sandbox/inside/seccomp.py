@@ -46,10 +46,12 @@ Landlock is not there; raises ``OSError`` when it is there but fails).
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import struct
 from collections.abc import Iterable
+from typing import Any
 
 # Audit architectures and system call numbers (include/uapi/linux/audit.h, unistd tables).
 ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
@@ -194,7 +196,8 @@ _NET_TCP = 0b11  # BIND_TCP | CONNECT_TCP (ABI 4)
 _SCOPES = 0b11  # ABSTRACT_UNIX_SOCKET | SIGNAL (ABI 6)
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 DEVICES += ("/dev/ptmx", "/dev/pts/ptmx")
-_syscall = ctypes.CDLL(None, use_errno=True).syscall
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork: children reuse it
+_syscall = _LIBC.syscall
 _syscall.restype = ctypes.c_long
 
 
@@ -316,17 +319,23 @@ def effective_caps() -> int:
 def keep_only(cap: int) -> None:
     """After a change of uid (with ``PR_SET_KEEPCAPS``): ``cap`` alone, effective, permitted,
     inheritable and ambient (so a program the candidate execs keeps it too); raises OSError."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    header, data = _cap_sets(cap)
+    if _LIBC.capset(header, data) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"capset: {os.strerror(errno)}")
+    if _LIBC.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"ambient capability: {os.strerror(errno)}")
+
+
+@functools.lru_cache(maxsize=4)
+def _cap_sets(cap: int) -> tuple[Any, Any]:
+    """capset's header and data for ``cap`` alone, built once (ctypes types cost a child)."""
     header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
     bits = [0, 0]
     bits[cap // 32] = 1 << (cap % 32)
     data = (ctypes.c_uint32 * 6)(bits[0], bits[0], bits[0], bits[1], bits[1], bits[1])
-    if libc.capset(header, data) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"capset: {os.strerror(errno)}")
-    if libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"ambient capability: {os.strerror(errno)}")
+    return header, data
 
 
 # -- what a child installs ----------------------------------------------------------------------
@@ -393,6 +402,7 @@ class Confinement:
                 for cap in (CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE):
                     if caps & (1 << cap):
                         self.read_cap = cap
+                        _cap_sets(cap)  # built here, before the forks
                         break
             try:
                 self.filter.install()

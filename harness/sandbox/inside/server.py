@@ -416,9 +416,14 @@ def _zygote_setup(cfg: dict[str, Any], kernel: Any, tcp: bool) -> Any:
         tcp=tcp, view=cfg.get("view"), read_cap=bool(cfg.get("read_cap"))
     )
     confinement.confine(cfg.get("work_root") or "/tmp")
+    confinement.view = cfg["view"] = None  # enforced now; thousands of paths no child needs
     cfg["_kernel"] = confinement
     cfg["_read_cap"] = confinement.read_cap
     uid = cfg.get("uid") if cfg.get("drop_uid") else None
+    # What the set-up made joins the permanent generation too: a child's collections never
+    # walk (and copy on write) it.
+    gc.collect()
+    gc.freeze()
 
     def finish(order: dict[str, Any]) -> dict[str, Any]:
         pid = int(order["pid"])
