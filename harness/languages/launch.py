@@ -141,6 +141,7 @@ class WarmSandbox:
             theirs.close()
         self.sock = ours
         self.pending = False  # a spawn's answer not read yet
+        self.queued = 0  # runs submitted whose answers are not read yet (they come in order)
         self._finalizer = weakref.finalize(self, _shutdown, self.proc, ours, self.runs, self.pid)
         self.sock.settimeout(START_TIMEOUT_S)
         try:
@@ -197,7 +198,15 @@ class WarmSandbox:
         return answer
 
     def _settle(self) -> None:
-        """Read the answer to the last spawn, which nothing waited for."""
+        """Read the answers nothing waited for: runs submitted and never collected (dropped),
+        and the last spawn's."""
+        while self.queued:
+            self.queued -= 1
+            try:
+                self._answer()
+            except LaunchError:
+                if not self.alive():
+                    raise
         if self.pending:
             self.pending = False
             self._answer()
@@ -228,6 +237,50 @@ class WarmSandbox:
         self._send(message, fds)
         self.pending = True
         return Run(self)
+
+    def submit(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Folder,
+        env: dict[str, str],
+        limits: sandboxed.Limits,
+        uid: int,
+        fds: Sequence[int],
+        timeout: float,
+    ) -> None:
+        """Queue a run of ``argv`` (as :meth:`start` starts it): the spawner starts it once the
+        runs queued before it have ended, waits up to ``timeout`` seconds after its exec, then
+        kills it and everything it started. :meth:`collect` gives the answers in order. One
+        message each way per run, and none waited for between runs: the spawner goes from one
+        run to the next while this side judges."""
+        if self.pending:
+            self.pending = False
+            self._answer()
+        message = {
+            "op": "run",
+            "argv": list(argv),
+            "env": env,
+            "cwd": cwd.inside,
+            "limits": _limits(limits),
+            "uid": uid if DROP_UID else None,
+            "timeout": timeout,
+        }
+        self._send(message, fds)
+        self.queued += 1
+
+    def collect(self) -> RunResult:
+        """The oldest queued run's end: every process of it is dead by then."""
+        if not self.queued:
+            raise LaunchError("no run was submitted")
+        self.queued -= 1
+        answer = self._answer()
+        status = answer["status"]
+        return RunResult(
+            None if status is None else os.waitstatus_to_exitcode(status),
+            {**empty_resources(), **answer["resources"]},
+            float(answer.get("wall_s", 0.0)),
+        )
 
     # -- folders ----------------------------------------------------------------------------
     def private(self, uid: int) -> Folder:
@@ -274,6 +327,13 @@ class WarmSandbox:
     @staticmethod
     def remove(folder: Folder) -> None:
         shutil.rmtree(folder.host, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    code: int | None  # the exit code (negative: killed by that signal); None: still ran
+    resources: dict[str, Any]  # its accounting (``execution``'s keys)
+    wall_s: float  # from its exec to its end, as the spawner saw it
 
 
 class Run:

@@ -17,8 +17,13 @@ to the trusted side (:mod:`harness.languages.launch`): one JSON message per requ
   ``{"status": null}`` when it still runs after ``timeout`` seconds.
 * ``{"op": "finish"}``: kills every process of the run (as PID 1: everything in the namespace
   but itself; as a subreaper: the program's process group and everything left below this
-  process), reaps them all, removes the System V IPC objects the run's uid left, and answers
-  ``{"status", "resources"}``.
+  process), reaps them all, removes the System V IPC objects the run's uid left (where the
+  seccomp filter lets a run make any), and answers ``{"status", "resources"}``.
+* ``{"op": "run", ..., "timeout"}``: a spawn's fields and fds, then wait and finish, in one
+  round trip: ``{"status", "resources", "wall_s"}`` (from the exec to the end) or
+  ``{"error": why}``. A program whose output is read only after it ended (a stdio test) needs
+  nothing between, and every message between the two processes is a wake-up of each, which a
+  loaded machine makes dear. Runs may be queued: each starts once the one before has ended.
 
 One program runs at a time. Its accounting comes from kernel counters this trusted process
 reads, never from the program: CPU times are the change of ``RUSAGE_CHILDREN`` over the run
@@ -31,6 +36,7 @@ process's reaped-children counters (``/proc/self/io`` minus its own thread's).
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -71,23 +77,39 @@ def _load_confine(path: str) -> Any:
 
 
 def _zygote(sock: socket.socket, host_fd: int, status: int) -> None:
-    """A prepared child: wait for one request, then confine itself and exec (never returns)."""
+    """A prepared child: confined as far as it can be without its request (while nothing
+    waits for it), it waits for one request, then finishes its confinement and execs (never
+    returns)."""
     try:
         os.close(host_fd)  # the trusted side must see the spawner's end close when it dies
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        failure: BaseException | None = None
+        try:
+            confine.prelude()
+        except BaseException as exc:  # noqa: BLE001 - reported on the status pipe, on request
+            failure = exc
         data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
-        if data:
-            req, limits = json.loads(data)
-            limits = [(kind, (soft, hard)) for kind, (soft, hard) in limits]
-            confine.child(req, fds, limits, status)
+        if data:  # the trusted side's request as it came: nothing is encoded twice
+            req: dict[str, Any] = {"argv": ["(the request)"], "env": {}, "cwd": "/"}
+            limits: list[tuple[int, tuple[int, int]]] = []
+            try:  # the spawner read it already; a failure still goes to the status pipe
+                req = json.loads(data)
+                limits = _rlimits(req["limits"])
+            except Exception as exc:  # noqa: BLE001
+                failure = failure or exc
+            confine.child(req, fds, limits, status, preluded=True, prelude_failure=failure)
     finally:
         os._exit(127)
+
+
+# This process's hard limits, read once: it never changes its own (a child's cannot be raised).
+_HARD = {name: resource.getrlimit(kind)[1] for name, kind in LIMITS.items()}
 
 
 def _rlimits(limits: dict[str, int]) -> list[tuple[int, tuple[int, int]]]:
     out = []
     for name, value in limits.items():
-        hard = resource.getrlimit(LIMITS[name])[1]
+        hard = _HARD[name]
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)  # a hard limit cannot be raised
         out.append((LIMITS[name], (value, value)))
@@ -150,13 +172,14 @@ class Spawner:
         os.close(status_w)
         self.zygote = (pid, ours, status_r)
 
-    def spawn(self, req: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+    def spawn(self, req: dict[str, Any], fds: list[int], data: bytes) -> dict[str, Any]:
+        """Start ``req`` (``data``: its message) in the prepared child, else in a new one."""
         if self.pid:
             self.finish()  # one program at a time: a forgotten one does not outlive its turn
+        limits = _rlimits(req["limits"])  # checked before anything starts
         self.before = self.counters.snapshot()
         self.status, self.rss, self.uid = None, 0, req.get("uid")
-        limits = _rlimits(req["limits"])
-        started = self._hand_over(req, fds, limits)
+        started = self._hand_over(data, fds)
         if started is None:
             status_r, status_w = os.pipe()
             pid = os.fork()
@@ -173,9 +196,7 @@ class Spawner:
             return {"error": f"spawner: {failure.decode('utf-8', 'replace')}"}
         return {"ok": True}
 
-    def _hand_over(
-        self, req: dict[str, Any], fds: list[int], limits: list[Any]
-    ) -> tuple[int, int] | None:
+    def _hand_over(self, data: bytes, fds: list[int]) -> tuple[int, int] | None:
         """The prepared process takes the request: its pid and status pipe (None: there is
         none, or it is gone)."""
         if self.zygote is None:
@@ -183,8 +204,7 @@ class Spawner:
         pid, sock, status_r = self.zygote
         self.zygote = None
         try:
-            message = json.dumps([req, limits]).encode()
-            socket.send_fds(sock, [message], fds, socket.MSG_NOSIGNAL)  # gone: EPIPE, no signal
+            socket.send_fds(sock, [data], fds, socket.MSG_NOSIGNAL)  # gone: EPIPE, no signal
             return pid, status_r
         except OSError:
             os.close(status_r)
@@ -196,6 +216,16 @@ class Spawner:
             return None
         finally:
             sock.close()
+
+    def run(self, req: dict[str, Any], fds: list[int], data: bytes) -> dict[str, Any]:
+        """Spawn, wait and finish: one answer for the whole run."""
+        started = self.spawn(req, fds, data)
+        if "error" in started:
+            return started
+        begun = time.monotonic()
+        status = self.wait(float(req["timeout"]))["status"]  # None: it still ran (timed out)
+        wall = time.monotonic() - begun
+        return {**self.finish(), "status": status, "wall_s": round(wall, 6)}
 
     def wait(self, timeout: float) -> dict[str, Any]:
         if self.pid and self.status is None:
@@ -226,7 +256,8 @@ class Spawner:
         }
         os.close(self.pidfd)
         self.pid, self.pidfd = 0, -1
-        _remove_ipc(self.uid)
+        if not confine.refuses_ipc():  # else no run can make one: nothing to look for
+            _remove_ipc(self.uid)
         return {"status": self.status, "resources": resources}
 
     def _kill_all(self) -> None:
@@ -341,7 +372,9 @@ def serve(sock: socket.socket, pid1: bool) -> None:
         req = json.loads(data)
         try:
             if req["op"] == "spawn":
-                reply = spawner.spawn(req, fds)
+                reply = spawner.spawn(req, fds, data)
+            elif req["op"] == "run":
+                reply = spawner.run(req, fds, data)
             elif req["op"] == "wait":
                 reply = spawner.wait(float(req["timeout"]))
             elif req["op"] == "finish":
@@ -357,7 +390,7 @@ def serve(sock: socket.socket, pid1: bool) -> None:
             sock.send(json.dumps(reply).encode(), socket.MSG_NOSIGNAL)
         except OSError:  # the trusted side is gone
             return
-        if req["op"] == "finish":
+        if req["op"] in ("finish", "run"):
             spawner.prepare()  # after the answer: the trusted side goes on meanwhile
 
 
@@ -395,6 +428,8 @@ def main(argv: list[str]) -> int:
         except OSError as exc:
             print(f"spawner: cannot confine runs to the view: {exc}", file=sys.stderr)
             return 2
+    confine.filter_self()  # last: every child inherits it
+    gc.freeze()  # a collection would touch (and so copy) every page a prepared child shares
     serve(socket.socket(fileno=int(argv[1])), pid1)
     return 0
 

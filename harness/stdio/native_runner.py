@@ -27,6 +27,7 @@ from harness.languages.base import Build, Language
 from harness.stdio.outcome import OUTPUT_LIMIT_BYTES, TestRun, starved
 
 STDERR_TAIL = 2000
+READ_AHEAD = 4  # tests queued in the sandbox beyond the one being judged
 # Memory a runtime needs beyond the problem's limit: the JVM reserves its code cache and class
 # space up front (its heap is capped at the problem's limit with -Xmx); node's heap likewise.
 RUNTIME_SLACK_MB = {"cpp": 0, "rs": 0, "java": 768, "js": 512}
@@ -115,6 +116,12 @@ class Prepared:
     source: str
     compile_s: float
     cached: bool
+    toolchain: Build | None = None  # build.build(), made once
+
+    def steps(self) -> Build:
+        if self.toolchain is None:
+            self.toolchain = self.build.build()
+        return self.toolchain
 
 
 @dataclass(frozen=True)
@@ -137,11 +144,11 @@ def prepare(
     use_bwrap = sandboxed.bubblewrap_usable()
     where = launch.launcher(hide, toolchain.keep_paths, use_bwrap, compile_cache.cache_root())
     if toolchain.compile is None:
-        return Prepared(build, where, "", source, 0.0, True)
+        return Prepared(build, where, "", source, 0.0, True, toolchain)
     built = compile_cache.compiled(build, source, launcher=where)
     if not built.ok:
         return CompileFailure(built.message, built.log, built.timed_out)
-    return Prepared(build, where, built.folder, source, built.duration_s, built.cached)
+    return Prepared(build, where, built.folder, source, built.duration_s, built.cached, toolchain)
 
 
 def run_tests(
@@ -151,20 +158,51 @@ def run_tests(
     memory_mb: int,
     keep_going: Callable[[TestRun], bool],
 ) -> Generator[TestRun, None, None]:
-    """Run the prepared program on each input in order, until ``keep_going`` says stop."""
-    slack = RUNTIME_SLACK_MB.get(prepared.build.base.name, 0)
-    for text in inputs:
-        run = run_one(prepared, text, time_limit_s, memory_mb + slack)
-        if starved(run, time_limit_s):  # once more: the machine may have been busy
-            run = run_one(prepared, text, time_limit_s, memory_mb + slack)
-        yield run
-        if not keep_going(run):
-            return
+    """Run the prepared program on each input in order, until ``keep_going`` says stop.
+
+    Tests are queued a few ahead of the one being judged (the sandbox runs them one after
+    another, each a fresh process, uid and folder): the spawner goes from one test to the next
+    while this process judges. The window grows only while tests end normally, so a program
+    that loops costs one time limit, not one per test queued ahead."""
+    memory_mb += RUNTIME_SLACK_MB.get(prepared.build.base.name, 0)
+    queue: list[_Queued] = []
+    submitted, window = 0, 0
+    try:
+        for index, text in enumerate(inputs):
+            while submitted < len(inputs) and len(queue) <= window:
+                queue.append(_submit(prepared, inputs[submitted], time_limit_s, memory_mb))
+                submitted += 1
+            run = _collect(prepared, queue.pop(0))
+            if starved(run, time_limit_s):  # once more: the machine may have been busy
+                for queued in queue:  # its turn comes first
+                    _drop(prepared, queued)
+                queue, submitted = [], index + 1
+                run = run_one(prepared, text, time_limit_s, memory_mb)
+            yield run
+            if not keep_going(run):
+                return
+            window = min(READ_AHEAD, window + 1) if run.end == "exited" else 0
+    finally:
+        for queued in queue:  # queued before a failure: run, never judged
+            _drop(prepared, queued)
 
 
 def run_one(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) -> TestRun:
     """One start of the program with ``text`` on stdin; its output read after it ended."""
-    build = prepared.build.build()
+    return _collect(prepared, _submit(prepared, text, time_limit_s, memory_mb))
+
+
+@dataclass
+class _Queued:
+    """A test submitted to the sandbox: its folder and its stdin, stdout and stderr."""
+
+    folder: launch.Folder
+    fds: list[int]
+    submitted: float
+
+
+def _submit(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) -> _Queued:
+    build = prepared.steps()
     launcher = prepared.launcher
     uid = sandboxed.run_uid()
     folder = launcher.private(uid)
@@ -178,12 +216,9 @@ def run_one(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) 
             build_path = folder.inside
         else:
             build_path = launcher.build_path(prepared.folder, folder)
-        stdin = _memory_file("stdin", text.encode("utf-8"))
-        fds.append(stdin)
-        stdout = os.memfd_create("stdout")
-        fds.append(stdout)
-        stderr = os.memfd_create("stderr")
-        fds.append(stderr)
+        fds.append(_memory_file("stdin", text.encode("utf-8")))
+        fds.append(os.memfd_create("stdout"))
+        fds.append(os.memfd_create("stderr"))
         limits = sandboxed.Limits(
             memory_mb=memory_mb,
             cpu_s=int(math.ceil(time_limit_s)) + 1,
@@ -194,27 +229,37 @@ def run_one(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) 
             part.replace(sandboxed.WORK, folder.inside).replace("{build}", build_path)
             for part in build.run
         ]
-        started = time.monotonic()
-        run = launcher.start(
+        launcher.submit(
             argv,
             cwd=folder,
             env={**sandboxed.environment(folder.inside), **dict(build.env)},
             limits=limits,
             uid=uid,
-            fds=(stdin, stdout, stderr),
+            fds=fds,
+            timeout=time_limit_s + _startup_allowance(prepared),
         )
-        usage: dict[str, float | int] = {}
-        try:
-            code = run.wait(time_limit_s + _startup_allowance(prepared))
-        finally:
-            usage = run.finish()  # every process of the run is dead before its output is read
-        duration = time.monotonic() - started
-        output = os.pread(stdout, OUTPUT_LIMIT_BYTES + 1, 0)
-        tail = _tail(stderr)
-    finally:
+    except BaseException:
         for fd in fds:
             os.close(fd)
         launcher.remove(folder)
+        raise
+    return _Queued(folder, fds, time.monotonic())
+
+
+def _collect(prepared: Prepared, queued: _Queued) -> TestRun:
+    """The oldest submitted test's run: the spawner answers once every process of it is
+    dead, so its output is read only then."""
+    stdin, stdout, stderr = queued.fds
+    try:
+        done = prepared.launcher.collect()
+        output = os.pread(stdout, OUTPUT_LIMIT_BYTES + 1, 0)
+        tail = _tail(stderr)
+    finally:
+        for fd in queued.fds:
+            os.close(fd)
+        prepared.launcher.remove(queued.folder)
+    code, usage = done.code, done.resources
+    duration = done.wall_s or time.monotonic() - queued.submitted
     text_out = output.decode("utf-8", "replace")
     if code is None:
         return TestRun("timeout", text_out, duration_s=duration, stderr_tail=tail, resources=usage)
@@ -231,6 +276,14 @@ def run_one(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) 
     return TestRun(
         "exited", text_out, code=code, duration_s=duration, stderr_tail=tail, resources=usage
     )
+
+
+def _drop(prepared: Prepared, queued: _Queued) -> None:
+    """Wait for a queued test that will not be judged, and clean up after it."""
+    try:
+        _collect(prepared, queued)
+    except launch.LaunchError:
+        pass
 
 
 def _startup_allowance(prepared: Prepared) -> float:
