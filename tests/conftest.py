@@ -62,6 +62,21 @@ def use_bwrap(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
 
 
+@pytest.fixture(params=["bwrap", "nobwrap"])
+def sandbox_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both sandbox modes for whatever the test starts (CODEEVAL_SANDBOX set for the mode
+    without bubblewrap, so sandboxes with default settings, drivers and sessions follow)."""
+    from harness.sandbox.landlock_view import no_bwrap_guards
+
+    if request.param == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    if request.param == "nobwrap":
+        if not no_bwrap_guards().view:
+            pytest.skip("this kernel has no Landlock: without bubblewrap there is no view")
+        monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
+    return str(request.param)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The offline mirrors of MBPP and ClassEval (never copied into the project)."""

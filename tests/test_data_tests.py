@@ -143,16 +143,9 @@ def test_a_jsonl_suites_cases_are_confined(tmp_path: Path) -> None:
     assert confine_data_tests(problem).cases == problem.cases  # idempotent
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "nobwrap"])
 def test_a_data_sets_code_never_runs_in_the_trusted_process(
-    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sandbox_mode: str, tmp_path: Path
 ) -> None:
-    from harness.sandbox import bwrap_available
-
-    if mode == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap is not usable here")
-    if mode == "nobwrap":
-        monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
     problems = _problems(tmp_path)
     samples = [
         Sample("mine/inc", "    return x + 1\n", "right"),

@@ -270,19 +270,11 @@ def test_an_honest_five_passes_every_check(sandbox: Sandbox) -> None:
     assert all(c.status == "ok" for c in result.cases.values()), result.cases
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "nobwrap"])
-def test_the_attacks_fail_through_evaluate(
-    mode: str, tmp_path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_attacks_fail_through_evaluate(sandbox_mode: str, tmp_path) -> None:
     """The same task as a suite problem, through the one pipeline users run (evaluate())."""
     from harness.evaluate import evaluate
     from harness.records import CheckCase, Problem, Sample
-    from harness.sandbox import bwrap_available
 
-    if mode == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap is not usable here")
-    if mode == "nobwrap":
-        monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
     problem = Problem(
         suite="attack",
         task_id="attack/shape",

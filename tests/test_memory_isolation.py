@@ -123,11 +123,9 @@ print("clean" if not found else b" ".join(sorted(found)).decode())
 )
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "nobwrap"])
 def test_stdio_tests_and_a_special_judges_answer_stay_out_of_the_program(
-    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sandbox_mode: str, tmp_path: Path
 ) -> None:
-    _mode(mode, monkeypatch)
     judge = "import sys\nsys.exit(0 if open(sys.argv[2]).read().split() == ['clean'] else 1)"
     # The expected outputs are never "clean": the judge alone decides, and its answer file
     # holds a secret too.
@@ -148,28 +146,12 @@ def test_stdio_tests_and_a_special_judges_answer_stay_out_of_the_program(
     assert [c["status"] for c in row["cases"]] == ["passed"] * 4, row["cases"]
 
 
-def _mode(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.sandbox import bwrap_available
-    from harness.sandbox.landlock_view import no_bwrap_guards
-
-    if mode == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap is not usable here")
-    if mode == "nobwrap" and not no_bwrap_guards().view:
-        pytest.skip("no Landlock here: the mode without bubblewrap cannot run this interpreter")
-    if mode == "nobwrap":
-        monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
-
-
 def _samples(n: int) -> list[tuple[str, str]]:
     """Honest siblings first, then thieves (the order a worker runs them in)."""
     return [(f"honest{i}", HONEST) for i in range(n)] + [(f"thief{i}", THIEF) for i in range(n)]
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "nobwrap"])
-def test_evaluate_gives_a_thief_nothing_to_copy(
-    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _mode(mode, monkeypatch)
+def test_evaluate_gives_a_thief_nothing_to_copy(sandbox_mode: str, tmp_path: Path) -> None:
     problems = load_suite("humaneval", split="test[53:54]")
     samples = [Sample("HumanEval/53", code, name) for name, code in _samples(3)]
     rows = evaluate(problems, samples, out_dir=tmp_path, timeout_s=30)
@@ -178,12 +160,10 @@ def test_evaluate_gives_a_thief_nothing_to_copy(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["bwrap", "nobwrap"])
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_pytest_session_gives_a_thief_nothing_to_copy(
-    mode: str, workers: str, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    sandbox_mode: str, workers: str, pytester: pytest.Pytester
 ) -> None:
-    _mode(mode, monkeypatch)
     samples = pytester.path / "samples.jsonl"
     samples.write_text(
         "".join(
@@ -204,14 +184,10 @@ def test_a_pytest_session_gives_a_thief_nothing_to_copy(
     }
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "nobwrap"])
-def test_codeeval_serve_gives_a_thief_nothing_from_an_earlier_request(
-    mode: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_codeeval_serve_gives_a_thief_nothing_from_an_earlier_request(sandbox_mode: str) -> None:
     from harness.service.client import RewardClient
     from harness.service.server import ServeSettings, serve_in_thread
 
-    _mode(mode, monkeypatch)
     honest = {"task_id": "HumanEval/53", "completion": HONEST}
     thief = {"task_id": "HumanEval/53", "completion": THIEF}
     with serve_in_thread(ServeSettings(workers=1)) as (url, _), RewardClient(url) as client:

@@ -25,23 +25,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings, bwrap_available
+from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox import bwrap as bw
-from harness.sandbox.landlock_view import no_bwrap_guards
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(params=["bwrap", "nobwrap"], autouse=True)
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both modes; the one without bubblewrap also for sandboxes made with default settings."""
-    if request.param == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap is not usable here")
-    if request.param == "nobwrap":
-        if not no_bwrap_guards().view:
-            pytest.skip("this kernel has no Landlock: without bubblewrap there is no view")
-        monkeypatch.setenv(bw.ENV_SWITCH, "nobwrap")
-    return str(request.param)
+@pytest.fixture(autouse=True)
+def mode(sandbox_mode: str) -> str:
+    """Every test here in both modes (conftest's ``sandbox_mode``)."""
+    return sandbox_mode
 
 
 MARKER = "cevanswer" + uuid.uuid4().hex[:12]

@@ -23,23 +23,16 @@ import pytest
 
 from harness.sandbox import SandboxSettings, bwrap_available
 from harness.sandbox import bwrap as bw
-from harness.sandbox.landlock_view import no_bwrap_guards
 from harness.sandbox.uids import UID_BASE
 
 REPO = Path(__file__).resolve().parents[1]
 needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap does not work here")
 
 
-@pytest.fixture(params=["bwrap", "nobwrap"])
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+@pytest.fixture
+def mode(sandbox_mode: str) -> str:
     """Both sandbox modes, for this process and the venvs' drivers it starts."""
-    if request.param == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap does not work here")
-    if request.param == "nobwrap":
-        if not no_bwrap_guards().view:
-            pytest.skip("this kernel has no Landlock: without bubblewrap there is no view")
-        monkeypatch.setenv(bw.ENV_SWITCH, "nobwrap")
-    return str(request.param)
+    return sandbox_mode
 
 
 def _own_uid(uid: int) -> bool:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 import threading
 from dataclasses import dataclass, field
+
+# The fork server's own clean-up (stdlib only): a fork that becomes the uid sends kill(-1).
+from harness.sandbox.inside.cleanup import kill_uid
 
 # Far above the uids distributions hand out (1000-60000, nobody 65534) and the compiled
 # languages' old fixed range (200000-1200000).
@@ -82,20 +84,7 @@ def lease(size: int = 1) -> UidLease:
 
 def sweep(uid: int) -> None:
     """Kill every process running as ``uid`` (what a dead holder of its block left)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            # As this uid, kill(-1) reaches exactly the processes of this uid (and not the
-            # caller): the kernel walks the task list under a lock forks also take.
-            os.kill(-1, signal.SIGKILL)
-        except BaseException:  # noqa: B036, S110 - nothing to kill, or not root
-            pass
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
+    kill_uid(uid)
 
 
 def _lock_folder() -> str:
