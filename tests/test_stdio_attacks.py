@@ -23,7 +23,10 @@ from harness.evaluate import evaluate
 from harness.records import Problem, Sample
 from harness.stdio.problem import Checker, StdioTest, stdio_problem, training_view
 
-pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.usefixtures("sandbox_mode"),  # every attack in both sandbox modes
+]
 
 # Finds the suite's files (or any file it can read under ROOTS) that hold this test's input,
 # and prints the first secret that follows it there: the expected output, as problems.jsonl
