@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from harness.languages import compile_cache, launch, sandboxed
+from harness.languages import compile_cache, launch, sandboxed, starter
 from harness.sandbox import bwrap_available
 
 NEEDS_BWRAP = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
@@ -156,7 +157,11 @@ def test_limits_hold(sandbox: launch.WarmSandbox) -> None:
     assert "fork" in bomb[1].lower() or "resource" in bomb[1].lower(), bomb[1]
 
 
-def test_a_spawn_works_when_the_prepared_child_is_gone(tmp_path: Path) -> None:
+def test_a_spawn_works_when_the_prepared_child_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the native starter every start is a fork of the spawner, prepared ahead."""
+    monkeypatch.setenv(starter.ENV_SWITCH, "fork")
     box = launch.WarmSandbox((), (), str(tmp_path / "cache"), False)  # the spawner is proc
     try:
         assert sh(box, "echo one")[1] == "one\n"
@@ -236,6 +241,138 @@ def test_a_sandbox_per_thread_and_setting(tmp_path: Path) -> None:
 
 def test_the_cache_folders_cannot_be_listed(sandbox: launch.WarmSandbox) -> None:
     assert os.stat(sandbox.cache).st_mode & 0o777 == 0o711
+
+
+# -- the two ways a run starts: the native starter, or a fork of the spawner ------------------
+SPAWNS = ["native", "fork"]
+NEEDS_STARTER = pytest.mark.skipif(starter.path() is None, reason="no C compiler to build it")
+
+
+def _box(tmp_path: Path, use_bwrap: bool, spawn: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    if spawn == "fork":
+        monkeypatch.setenv(starter.ENV_SWITCH, "fork")
+    elif starter.path() is None:
+        pytest.skip("the native starter could not be built here (no C compiler)")
+    return launch.WarmSandbox((), (), str(tmp_path / "cache"), use_bwrap)
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("spawn", SPAWNS)
+@pytest.mark.parametrize("use_bwrap", MODES)
+def test_a_run_is_confined_the_same_whichever_way_it_starts(
+    use_bwrap: bool, spawn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own uid and no groups, no capabilities, no_new_privs, the seccomp filter, the
+    kernel's first choice when memory runs out, its own session, only fds 0-2, the limits."""
+    box = _box(tmp_path, use_bwrap, spawn, monkeypatch)
+    script = (
+        "grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Amb)|NoNewPrivs|Seccomp):' /proc/self/status;"
+        " cat /proc/self/oom_score_adj; echo $$; cut -d' ' -f6 /proc/self/stat; ls /proc/self/fd;"
+        " grep -E 'processes|data size' /proc/self/limits"
+    )
+    try:
+        code, out, _ = sh(box, script)
+    finally:
+        box.close()
+    assert code == 0, out
+    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    uid = fields["Uid"].split()
+    assert len(set(uid)) == 1 and int(uid[0]) >= sandboxed.UID_BASE
+    assert fields["Gid"].split() == uid and fields["Groups"].strip() == ""
+    for caps in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+        assert int(fields[caps], 16) == 0, (caps, fields[caps])
+    assert fields["NoNewPrivs"].strip() == "1" and fields["Seccomp"].strip() == "2"
+    rest = [line for line in out.splitlines() if ":" not in line]
+    limits = {line[:26].strip(): line[26:].split()[:2] for line in rest if line.startswith("Max")}
+    oom, shell, session, *fds = [line for line in rest if not line.startswith("Max")]
+    assert oom == "1000"
+    assert session == shell  # the shell leads its own session (cut is its child)
+    assert sorted(fds) == ["0", "1", "2", "3"]  # 3: ls's own listing of the folder
+    assert limits == {"Max data size": [str(1 << 30)] * 2, "Max processes": ["64", "64"]}
+
+
+@pytest.mark.parametrize("spawn", SPAWNS)
+def test_without_bubblewrap_a_run_reads_and_writes_only_its_view(
+    spawn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Landlock's allow-list, enforced by the run itself before its exec: a world-readable
+    folder outside it cannot be read, nor anything written outside the run folders."""
+    if not os.path.isdir("/var/tmp") or not os.access("/var/tmp", os.W_OK):
+        pytest.skip("no writable /var/tmp")
+    outside = Path(tempfile.mkdtemp(prefix="codeeval-view-", dir="/var/tmp"))
+    try:
+        outside.chmod(0o755)
+        (outside / "secret").write_text("secret\n")
+        (outside / "secret").chmod(0o644)
+        box = _box(tmp_path, False, spawn, monkeypatch)
+        try:
+            code, out, _ = sh(
+                box,
+                f"cat {outside}/secret; ls {outside}; echo x > /var/tmp/codeeval-planted-$$;"
+                " echo x > mine && cat mine",
+            )
+        finally:
+            box.close()
+        assert not list(Path("/var/tmp").glob("codeeval-planted-*"))
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+    if "secret\n" in out and not _landlock():
+        pytest.skip("this kernel has no Landlock: the machine's files are readable")
+    assert "secret\n" not in out and "x\n" in out, out  # its own folder stays writable
+
+
+def _landlock() -> bool:
+    from harness.sandbox.inside import seccomp
+
+    return seccomp.landlock_abi() > 0
+
+
+@NEEDS_STARTER
+@pytest.mark.parametrize("use_bwrap", MODES)
+def test_the_native_starter_starts_programs_without_forking_the_spawner(
+    use_bwrap: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork of the spawner's Python image (its page tables, copy-on-write faults and the
+    teardown at the exec) cost a start ~2 ms of CPU: with the starter no process is prepared
+    beside the spawner, and each run's parent is the spawner itself."""
+    box = _box(tmp_path, use_bwrap, "native", monkeypatch)
+    try:
+        code, out, _ = sh(box, "cut -d' ' -f4 /proc/self/stat; cat /proc/$PPID/cmdline")
+        spawner = box.proc.pid if not use_bwrap else int(_children(box.proc.pid)[0])
+        time.sleep(0.2)  # a fork of the spawner would be prepared by now
+        beside = _children(spawner)
+    finally:
+        box.close()
+    assert code == 0 and "spawner.py" in out.replace("\0", " "), out
+    assert beside == [], beside
+
+
+def _children(pid: int) -> list[str]:
+    return [p for p in os.listdir("/proc") if p.isdigit() and _parent(p) == pid]
+
+
+@pytest.mark.parametrize("spawn", SPAWNS)
+@pytest.mark.parametrize("use_bwrap", MODES)
+def test_a_step_before_the_exec_that_fails_is_the_spawners_answer(
+    use_bwrap: bool, spawn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder that is not there: the start fails before the exec, an infrastructure error
+    from the status pipe, never the program's output; the sandbox goes on."""
+    box = _box(tmp_path, use_bwrap, spawn, monkeypatch)
+    uid = sandboxed.run_uid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        gone = launch.Folder("/nonexistent/run", "/nonexistent/run")
+        box.submit(
+            ["/bin/true"], cwd=gone, env=sandboxed.environment(gone.inside),
+            limits=sandboxed.Limits(), uid=uid, fds=(devnull, devnull, devnull), timeout=5,
+        )  # fmt: skip
+        with pytest.raises(launch.LaunchError, match="spawner: cannot start /bin/true"):
+            box.collect()
+        assert sh(box, "echo after")[1] == "after\n"
+    finally:
+        os.close(devnull)
+        box.close()
 
 
 # -- accounting of a sample -------------------------------------------------------------------

@@ -208,6 +208,44 @@ def test_no_state_survives_between_tests_so_the_last_test_cannot_be_told(tmp_pat
     assert outputs[-1] != "1"
 
 
+# The same in C++, with its own build folder as one more place: its tests are queued ahead in
+# one warm sandbox, and without bubblewrap they share one copy of the build.
+COUNTER_CPP = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  std::string self = argv[0], build = self.substr(0, self.rfind('/'));
+  const char* home = getenv("HOME");
+  char cwd[4096]; if (!getcwd(cwd, sizeof cwd)) cwd[0] = 0;
+  std::string folders[] = {"/tmp", "/dev/shm", home ? home : "/", cwd, "/var/tmp", build};
+  long count = 0;
+  for (auto& f : folders) {
+    FILE* in = fopen((f + "/.codeeval-counter").c_str(), "r"); long n = 0;
+    if (in) { if (fscanf(in, "%ld", &n) == 1 && n > count) count = n; fclose(in); }
+  }
+  count++;
+  for (auto& f : folders) {
+    FILE* out = fopen((f + "/.codeeval-counter").c_str(), "w");
+    if (out) { fprintf(out, "%ld", count); fclose(out); }
+  }
+  printf("%ld\n", count);
+}
+"""
+
+
+def test_no_state_survives_between_compiled_tests_queued_ahead(tmp_path: Path) -> None:
+    if which("g++") is None:
+        pytest.skip("g++ is not installed")
+    tests = [StdioTest("go\n", f"{i}\n", hidden=i > 1) for i in range(1, 7)]
+    problem = training_view(
+        stdio_problem("attack", "attack/count-cpp", "Count.", tests, language="cpp")
+    )
+    (row,) = _rows(problem, {"counter": COUNTER_CPP}, tmp_path / "out")
+    assert [c["status"] for c in row["cases"]] == ["passed"] + ["failed"] * 5
+
+
 SUM = [StdioTest(f"{i} {i}\n", f"{2 * i}\n{i}\n", hidden=i > 1) for i in range(1, 4)]
 EARLY_EXITS = {
     "sys-exit": "a, b = map(int, input().split())\nprint(a + b)\nimport sys\nsys.exit(0)\nprint(a)",

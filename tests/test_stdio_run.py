@@ -308,3 +308,55 @@ def test_programs_written_the_usual_ways_pass(language: str) -> None:
     _needs(language)
     _, execution = _run(USUAL_WAYS[language], language)
     assert _verdicts(execution) == ["passed"] * 5
+
+
+# -- compiled programs: one message each way per test, queued a few ahead -------------------
+def _messages(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every request the trusted side sends a warm sandbox: (op, runs queued before it)."""
+    from harness.languages import launch
+
+    sent: list[tuple[str, int]] = []
+    send = launch.WarmSandbox._send
+
+    def counted(self: launch.WarmSandbox, message: dict[str, Any], fds: Any) -> None:
+        sent.append((message["op"], self.queued))
+        send(self, message, fds)
+
+    monkeypatch.setattr(launch.WarmSandbox, "_send", counted)
+    return sent
+
+
+def test_a_compiled_test_is_one_message_each_way_and_tests_queue_ahead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A start, a wait and a finish per test were three round trips, each a wake-up of both
+    processes; now one, and the next tests are already queued while this side judges."""
+    _needs("cpp")
+    tests = [StdioTest(f"{i} {i}\n", f"{2 * i}\n") for i in range(12)]
+    problem = training_view(stdio_problem("t", "t/queue", "a + b", tests, language="cpp"))
+    execute(problem, HONEST["cpp"])  # compiled (start, wait, finish), sandbox warm
+    sent = _messages(monkeypatch)
+    execution = execute(problem, HONEST["cpp"])
+    assert _verdicts(execution) == ["passed"] * 12
+    assert [op for op, _ in sent] == ["run"] * 12
+    assert max(queued for _, queued in sent) >= 2  # sent before the runs ahead were answered
+
+
+def test_a_program_that_loops_costs_one_time_limit_not_one_per_test_queued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The window grows only while tests end normally: a time-out at the first test has no
+    test queued behind it; a wrong answer later stops the tests queued behind it unjudged."""
+    _needs("cpp")
+    loops = "int main() { volatile unsigned long i = 0; for (;;) i++; }"
+    tests = [StdioTest("1 1\n", "2\n")] * 6
+    sent = _messages(monkeypatch)
+    _, execution = _run(loops, "cpp", tests=tests, time_limit_s=0.3)
+    assert _verdicts(execution) == ["time_limit"] + ["not_run"] * 5
+    runs = [queued for op, queued in sent if op == "run"]  # (the compile: spawn, wait, finish)
+    assert runs in ([0], [0, 0])  # nothing queued behind it (twice: the machine was busy)
+    sent.clear()
+    wrong_at_4 = [StdioTest(f"{i} {i}\n", f"{2 * i + (i == 4)}\n") for i in range(10)]
+    _, execution = _run(HONEST["cpp"], "cpp", tests=wrong_at_4)
+    assert _verdicts(execution) == ["passed"] * 4 + ["wrong_answer"] + ["not_run"] * 5
+    assert 5 < len(sent) < 10  # some queued behind the failure ran, and none was judged

@@ -132,6 +132,14 @@ def restrict_view(writable: str, rules_path: str) -> None:
                 break
 
 
+def start_settings(uid: int | None) -> tuple[int, int, bool]:
+    """What the native starter needs to confine a run as :func:`child` does: the Landlock
+    ruleset's fd (-1: none), the capability to keep across the change of uid (-1: none),
+    and whether the filter is this process's already (else the starter cannot be used)."""
+    keep = _read_cap if uid is not None and _read_cap is not None else -1
+    return _ruleset, keep, _inherited
+
+
 def refuses_ipc() -> bool:
     """Every run's filter refuses System V IPC (the Python sandbox's does): a run cannot leave
     an object behind, so the spawner need not look for one after it."""

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import harness.languages.sandboxed as sandboxed
+import harness.languages.starter as starter
 from harness.sandbox.landlock_view import closed_to_others
 
 RUNS = "/tmp/runs"  # inside bubblewrap: the private run folders
@@ -47,11 +48,13 @@ CACHE = "/tmp/cache"  # inside bubblewrap: the compile cache
 SPAWNER = "/tmp/.spawner.py"
 CONFINE = "/tmp/.confine.py"  # the spawner's child confinement (harness.languages.confine)
 SECCOMP = "/tmp/.seccomp.py"
+STARTER = "/tmp/.start"  # the native starter (harness.languages.starter), where it was built
 # The Python sandbox's seccomp module (stdlib only): the spawner loads it by path when it is
 # there, and keeps a keyring filter of its own otherwise.
 SHARED_SECCOMP = Path(__file__).resolve().parents[1] / "sandbox" / "inside" / "seccomp.py"
 CHANNEL_FD = 3  # the result channel's number in a started program
 START_TIMEOUT_S = 30.0
+KEPT_COPIES = 4  # without bubblewrap: the builds whose copy for the runs is kept
 IO_KEYS = ("rchar", "wchar", "read_bytes", "write_bytes")
 DROP_UID = os.getuid() == 0  # as root every compile and run becomes a uid of its own
 
@@ -104,6 +107,7 @@ class WarmSandbox:
         spawner = str(Path(__file__).with_name("spawner.py"))
         confine = str(Path(__file__).with_name("confine.py"))
         shared = SHARED_SECCOMP.is_file()
+        native = starter.path()  # else every start forks the spawner
         if use_bwrap:
             python = (
                 "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
@@ -115,14 +119,17 @@ class WarmSandbox:
                 "--ro-bind", spawner, SPAWNER,
                 "--ro-bind", confine, CONFINE,
                 *(("--ro-bind", str(SHARED_SECCOMP), SECCOMP) if shared else ()),
+                *(("--ro-bind", native, STARTER) if native else ()),
                 "--chdir", "/tmp", "--",
                 python, "-I", "-S", SPAWNER, str(theirs.fileno()), "--confine", CONFINE,
                 *(("--seccomp", SECCOMP) if shared else ()),
+                *(("--starter", STARTER) if native else ()),
             ]  # fmt: skip
         else:
             argv = [sys.executable, "-I", "-S", spawner, str(theirs.fileno()), "--subreaper"]
             argv += ["--confine", confine]
             argv += ["--seccomp", str(SHARED_SECCOMP)] if shared else []
+            argv += ["--starter", native] if native else []
             if shared:  # Landlock's allow-list: what bubblewrap would show, and the run folders
                 argv += ["--view", _rules_file(hide, keep), "--writable", self.runs]
                 argv += ["--read-cap"] if closed_to_others(keep) else []
@@ -142,6 +149,8 @@ class WarmSandbox:
         self.sock = ours
         self.pending = False  # a spawn's answer not read yet
         self.queued = 0  # runs submitted whose answers are not read yet (they come in order)
+        self._inside_paths: dict[str, str] = {}  # cache entry -> its path inside bubblewrap
+        self._copies: dict[str, str] = {}  # cache entry -> its shared copy (no bubblewrap)
         self._finalizer = weakref.finalize(self, _shutdown, self.proc, ours, self.runs, self.pid)
         self.sock.settimeout(START_TIMEOUT_S)
         try:
@@ -313,9 +322,34 @@ class WarmSandbox:
     def build_path(self, build: str, run: Folder) -> str:
         """Where ``run`` sees the cache entry ``build``."""
         if self.use_bwrap:
-            return self._inside(build)
-        copy = os.path.join(run.host, "b")  # no bind mounts: a copy the run's uid can read
-        shutil.copytree(build, copy)
+            found = self._inside_paths.get(build)
+            if found is None:
+                if len(self._inside_paths) > 256:
+                    self._inside_paths.clear()
+                found = self._inside_paths[build] = self._inside(build)
+            return found
+        if not DROP_UID:  # the runs are this user: a copy they shared could carry state
+            copy = os.path.join(run.host, "b")  # no bind mounts: a copy the runs can read
+            shutil.copytree(build, copy)
+            return copy
+        return self._shared_copy(build)
+
+    def _shared_copy(self, build: str) -> str:
+        """Without bubblewrap, as root: one copy of ``build`` for all its runs (a stdio
+        program's tests), root's and read-only like the cache entry, in the run folders' 0711
+        parent under a random name; the last few builds' copies are kept."""
+        copy = self._copies.pop(build, None)
+        if copy is None or not os.path.isdir(copy):
+            copy = tempfile.mkdtemp(prefix=".b", dir=self.runs)
+            try:
+                shutil.copytree(build, copy, dirs_exist_ok=True)
+                _seal(copy)
+            except BaseException:
+                shutil.rmtree(copy, ignore_errors=True)
+                raise
+            while len(self._copies) >= KEPT_COPIES:
+                shutil.rmtree(self._copies.pop(next(iter(self._copies))), ignore_errors=True)
+        self._copies[build] = copy  # the most recent last
         return copy
 
     def _inside(self, host: str) -> str:
@@ -326,7 +360,10 @@ class WarmSandbox:
 
     @staticmethod
     def remove(folder: Folder) -> None:
-        shutil.rmtree(folder.host, ignore_errors=True)
+        try:
+            os.rmdir(folder.host)  # most runs leave nothing behind
+        except OSError:
+            shutil.rmtree(folder.host, ignore_errors=True)
 
 
 @dataclass(frozen=True)

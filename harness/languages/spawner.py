@@ -36,6 +36,7 @@ process's reaped-children counters (``/proc/self/io`` minus its own thread's).
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -152,12 +153,13 @@ class Spawner:
         self.before: tuple[float, float, dict[str, int]] | None = None
         self.uid: int | None = None
         self.zygote: tuple[int, socket.socket, int] | None = None  # pid, socket, status pipe
+        self.starter: str | None = None  # the native starter, where it works (main())
 
     def prepare(self) -> None:
         """Fork the next program's process now, while nothing runs (a fork copies this
         process's page tables, and a loaded machine makes it dearer): a spawn then only hands
         it the request and its fds, and it confines itself and execs."""
-        if self.zygote is not None or self.pid:
+        if self.zygote is not None or self.pid or self.starter:
             return
         try:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -179,7 +181,7 @@ class Spawner:
         limits = _rlimits(req["limits"])  # checked before anything starts
         self.before = self.counters.snapshot()
         self.status, self.rss, self.uid = None, 0, req.get("uid")
-        started = self._hand_over(data, fds)
+        started = self._start(req, fds, limits) if self.starter else self._hand_over(data, fds)
         if started is None:
             status_r, status_w = os.pipe()
             pid = os.fork()
@@ -195,6 +197,44 @@ class Spawner:
             self.finish()
             return {"error": f"spawner: {failure.decode('utf-8', 'replace')}"}
         return {"ok": True}
+
+    def _start(
+        self, req: dict[str, Any], fds: list[int], limits: list[tuple[int, tuple[int, int]]]
+    ) -> tuple[int, int]:
+        """``posix_spawn`` the native starter (no copy of this process), which confines itself
+        and execs the program: its pid and status pipe."""
+        assert self.starter is not None
+        uid = req.get("uid")
+        ruleset, keep_cap, _ = confine.start_settings(uid)
+        status_r, status_w = os.pipe()
+        # Out of the way of the targets 0 .. len(fds)+1 first, so no dup2 overwrites a source.
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in [*fds, status_w]]
+        try:
+            count = len(fds)
+            actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(moved)]
+            if ruleset >= 0:
+                actions.append((os.POSIX_SPAWN_DUP2, ruleset, count + 1))
+            argv = [
+                self.starter,
+                str(count),
+                str(count + 1 if ruleset >= 0 else -1),
+                str(-1 if uid is None else uid),
+                str(keep_cap),
+                str(len(limits)),
+                *[str(part) for kind, (value, _) in limits for part in (kind, value)],
+                req["cwd"],
+                req["argv"][0],
+                *req["argv"],
+            ]
+            pid = os.posix_spawn(self.starter, argv, req["env"], file_actions=actions)
+        except BaseException:
+            os.close(status_r)
+            raise
+        finally:
+            for fd in moved:
+                os.close(fd)
+            os.close(status_w)
+        return pid, status_r
 
     def _hand_over(self, data: bytes, fds: list[int]) -> tuple[int, int] | None:
         """The prepared process takes the request: its pid and status pipe (None: there is
@@ -358,8 +398,20 @@ def _owned(fields: list[str], uid: int) -> bool:
     return str(uid) in fields[4:]
 
 
-def serve(sock: socket.socket, pid1: bool) -> None:
+def _starter_works(path: str) -> bool:
+    """The native starter can be started here (it exits 126 on a short command line)."""
+    try:
+        pid = os.posix_spawn(path, [path], {})
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 126
+    except OSError:
+        return False
+
+
+def serve(sock: socket.socket, pid1: bool, starter: str | None = None) -> None:
     spawner = Spawner(pid1, sock.fileno())
+    # Only with the filter on this process: the starter installs none itself.
+    if starter and confine.start_settings(None)[2] and _starter_works(starter):
+        spawner.starter = starter
     sock.send(json.dumps({"ready": True}).encode(), socket.MSG_NOSIGNAL)
     spawner.prepare()
     while True:
@@ -430,7 +482,7 @@ def main(argv: list[str]) -> int:
             return 2
     confine.filter_self()  # last: every child inherits it
     gc.freeze()  # a collection would touch (and so copy) every page a prepared child shares
-    serve(socket.socket(fileno=int(argv[1])), pid1)
+    serve(socket.socket(fileno=int(argv[1])), pid1, _option(argv, "--starter"))
     return 0
 
 
