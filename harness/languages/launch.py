@@ -107,7 +107,7 @@ class WarmSandbox:
         spawner = str(Path(__file__).with_name("spawner.py"))
         confine = str(Path(__file__).with_name("confine.py"))
         shared = SHARED_SECCOMP.is_file()
-        native = starter.path()  # else every start forks the spawner
+        native = _private_copy(starter.path(), self.runs)  # None: every start forks
         if use_bwrap:
             python = (
                 "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
@@ -408,6 +408,22 @@ def _rules_file(hide: tuple[str, ...], keep: tuple[str, ...]) -> str:
     fd, path = tempfile.mkstemp(prefix="codeeval-view-", suffix=".json")  # 0600
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(landlock_rules(hide, keep), fh)
+    return path
+
+
+def _private_copy(binary: str | None, folder: str) -> str | None:
+    """``binary`` copied into ``folder`` (the run folders' parent, root's), 0700: what the
+    spawner execs as root cannot be changed through the cache folder's path meanwhile."""
+    if binary is None:
+        return None
+    fd, path = tempfile.mkstemp(prefix=".start-", dir=folder)  # 0600, ours
+    try:
+        with open(binary, "rb") as source, os.fdopen(fd, "wb") as target:
+            shutil.copyfileobj(source, target)
+        os.chmod(path, 0o700)
+    except OSError:
+        os.unlink(path)
+        return None
     return path
 
 

@@ -61,7 +61,7 @@ def _built(cache: str) -> str | None:
     if compiler is None:
         return None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work:
             binary = os.path.join(work, "codeeval-start")
             done = subprocess.run(
@@ -80,16 +80,15 @@ def _built(cache: str) -> str | None:
 
 
 def _usable(binary: Path) -> bool:
-    """A plain file of this user's that only it can change."""
+    """A plain file of this user's that only it can change, in a folder only it can change."""
     try:
-        info = os.lstat(binary)
+        info, folder = os.lstat(binary), os.lstat(binary.parent)
     except OSError:
         return False
     return (
         binary.is_file()
         and not binary.is_symlink()
-        and info.st_uid == os.getuid()
-        and not info.st_mode & 0o022
+        and all(i.st_uid == os.getuid() and not i.st_mode & 0o022 for i in (info, folder))
         and bool(info.st_mode & 0o100)
     )
 
