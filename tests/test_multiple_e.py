@@ -196,7 +196,12 @@ def test_an_assertion_of_another_shape_falls_back() -> None:
 @needs_data
 def test_trainers_refuse_multiple_e_as_training_prompts() -> None:
     dataset = types.SimpleNamespace(
-        suite="multiple-rs", train_split="test", data_dir=None, task_ids=(), difficulty=None
+        suite="multiple-rs",
+        train_split="test",
+        data_dir=None,
+        task_ids=(),
+        difficulty=None,
+        needs=None,
     )
     with pytest.raises(ConfigError, match="may not be used as training prompts"):
         train_problems(dataset, "smollm2-135m", 0)
