@@ -17,10 +17,11 @@ goes first alternates per repeat), it times per test:
 Overhead per test is cost minus work; the goal is at least 5x less overhead for the harness.
 
 ``--cpp`` also times a C++ program, compiled once: the harness (the compile cache, then a start
-per test in the warm sandbox: a fork of its spawner, limits, a uid and private folder, stdout
-read after the run) against compiling with the same g++ command by hand and running the
-binary per test as a plain subprocess. Timings on a shared machine are noisy: the medians of
-several repeats are printed.
+per test in the warm sandbox: one message to its spawner, which starts the binary through the
+native starter with its limits, uid, private folder and filters, waits, kills and reaps
+everything, and answers; tests queued a few ahead; stdout read after the run) against
+compiling with the same g++ command by hand and running the binary per test as a plain
+subprocess. Timings on a shared machine are noisy: the medians of several repeats are printed.
 """
 
 from __future__ import annotations
@@ -163,8 +164,18 @@ def cpp_rows(tests: int, repeats: int, folder: Path) -> None:
                 bare.append(time_bare([str(bare_bin)], suite_tests) / tests)
     print(
         f"c++: g++ by hand {compile_s:.2f} s; harness's first sample (compile + runs) {first:.2f} s"
+        f"; starts: {_starts()}"
     )
     report("c++", harness, bare, [0.0] * len(harness), tests)
+
+
+def _starts() -> str:
+    """How the warm sandbox starts a program here (the fork is the slow way)."""
+    try:
+        from harness.languages import starter
+    except ImportError:  # an older checkout
+        return "a fork of the spawner"
+    return "the native starter" if starter.path() else "a fork of the spawner (no C compiler)"
 
 
 def report(name: str, harness: list[float], bare: list[float], work: list[float], n: int) -> None:
