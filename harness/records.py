@@ -27,6 +27,9 @@ STOP_AT_FIRST_FAILURE = "stop_at_first_failure"
 # partial-credit reward, per-case detail); it overrides STOP_AT_FIRST_FAILURE and a stdio
 # problem's own stop at the first failed test.
 EVERY_CASE = "every_case"
+# A problem's metadata: the memory (MiB) its programs need, at least; a run whose own cap is
+# lower raises it to this (EvalPlus's problems: evalplus's 4 GiB, which Mbpp/255 needs).
+MEMORY_MB = "memory_mb"
 PLUS_PREFIX = "plus_"  # the ids of cases generated from the reference (harness.plus)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.records import STOP_AT_FIRST_FAILURE, CheckCase, Problem
+from harness.records import MEMORY_MB, STOP_AT_FIRST_FAILURE, CheckCase, Problem
 from suites import evalplus_expected  # registers the expected outputs' step
 from suites.errors import SuiteError
 from suites.evalplus_inputs import mbpp_inputs, python_literal
@@ -51,6 +51,9 @@ DATASETS: dict[str, tuple[str, str, str, str]] = {
     MBPP_PLUS: ("MbppPlus-v0.2.0.jsonl.gz", "MBPP+ v0.2.0", "evalplus/mbppplus", "mbpp"),
 }
 REQUIRED_FIELDS = ("task_id", "prompt", "entry_point", "canonical_solution", "base_input")
+# evalplus's memory limit for a judged program (EVALPLUS_MAX_MEMORY_BYTES's default): Mbpp/255's
+# reference, and any right answer, builds 1.6 M tuples (1.1 GB) on one input.
+MEMORY_MB_EVALPLUS = 4096
 
 
 def load_humaneval_plus(data_dir: Path | None = None) -> dict[str, list[Problem]]:
@@ -171,6 +174,7 @@ def problem_from_record(suite: str, record: Mapping[str, Any], digest: str, wher
             # As evalplus without --test-details: a sample stops at its first failed input
             # when only the verdict is wanted (harness.sample_parts).
             STOP_AT_FIRST_FAILURE: True,
+            MEMORY_MB: MEMORY_MB_EVALPLUS,
         },
     )
 

@@ -275,3 +275,56 @@ def test_llm_plus_adds_generated_cases_to_an_evalplus_suite(
     rows = {r["sample_id"]: r for r in evaluate([problem], samples, out_dir=tmp_path / "out")}
     assert rows["ref"]["passed"] and not rows["w"]["passed"]
     assert [c["case_id"] for c in rows["ref"]["cases"]][-4:] == [c.case_id for c in generated]
+
+
+# -- outputs past the channel's bounds, and evalplus's memory --------------------------------
+def test_problems_whose_outputs_are_past_the_bounds_are_judged(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HumanEval/15 (strings of 6.9 M characters) and /83 (ints of 3.3 M bits) were data
+    defects: their references' outputs were over the channel's bounds. They travel as digests
+    by equality now, so each is judged as evalplus judges it: its reference passes, and a
+    program off by one character, or by one, fails on those very inputs."""
+    from harness.evaluate import evaluate
+    from harness.records import Sample
+
+    monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / "cache"))
+    wanted = {"HumanEval/15", "HumanEval/83"}
+    problems = [
+        p for p in load_suite("humaneval-plus", data_dir=shared_data) if p.task_id in wanted
+    ]
+    off = {
+        "HumanEval/15": "def string_sequence(n):\n"
+        "    return ' '.join(map(str, range(n + 1))) + ('' if n < 10**6 else ' ')\n",
+        "HumanEval/83": "def starts_one_ends(n):\n"
+        "    return 1 if n == 1 else 18 * 10 ** (n - 2) + (n >= 10**6)\n",
+    }
+    samples = [Sample(p.task_id, p.reference, "ref") for p in problems]
+    samples += [Sample(task, program, "off") for task, program in off.items()]
+    rows = evaluate(problems, samples, out_dir=tmp_path / "out", every_case=True)
+    for row in rows:
+        assert row["error_kind"] is None, row["cases"][:1]
+        failed = [c for c in row["cases"] if c["status"] != "passed"]
+        if row["sample_id"] == "ref":
+            assert row["passed"], failed[:2]
+        else:  # only the inputs of 10**6 and more, each a value sent as its digest
+            assert row["base_passed"] and not row["passed"], row["task_id"]
+            assert failed and all(c["case_id"].startswith("plus_") for c in failed)
+            assert all("compared by digest" in c["message"] for c in failed), failed[0]
+
+
+def test_evalplus_problems_run_with_evalplus_memory(shared_data: Path, tmp_path: Path) -> None:
+    """evalplus lets a judged program use 4 GiB; Mbpp/255's reference (and any right answer)
+    needs more than the run's default 1 GiB on one input, so EvalPlus's problems ask for 4 GiB
+    and a run with less gets it for them (and only as a floor)."""
+    from harness.pipeline.prepare import RunSettings, check_setup
+
+    mbpp = load_suite("mbpp-plus", "test[:2]", shared_data)
+    assert all(p.metadata["memory_mb"] == 4096 for p in mbpp)
+    _, settings = check_setup(mbpp, tmp_path / "a", RunSettings(memory_mb=1024))
+    assert settings.memory_mb == 4096
+    _, settings = check_setup(mbpp, tmp_path / "b", RunSettings(memory_mb=8192))
+    assert settings.memory_mb == 8192
+    human = load_suite("humaneval", "test[:2]", shared_data)
+    _, settings = check_setup(human, tmp_path / "c", RunSettings(memory_mb=1024))
+    assert settings.memory_mb == 1024

@@ -16,6 +16,7 @@ import functools
 import importlib
 import json
 import math
+import reprlib
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -138,12 +139,34 @@ def _json_exact(value: Any, depth: int = 0) -> bool:
 
 def mismatch(got: Any, want: Any, limit: int = 120) -> str:
     """``expected X, got Y`` with both shortened."""
-    return f"expected {_short(want, limit)}, got {_short(got, limit)}"
+    return f"expected {brief(want, limit)}, got {brief(got, limit)}"
 
 
-def _short(value: Any, limit: int) -> str:
+def brief(value: Any, limit: int = 120) -> str:
+    """``repr(value)`` cut to ``limit`` characters, at a cost bounded by ``limit`` too: a
+    decoded value can be a million items long, and an int too long for ``repr``."""
     try:
-        text = repr(value)
+        text = _BRIEF.repr(value)
     except Exception:  # noqa: BLE001 - decoded values are plain data; still, never raise here
         text = "<unprintable>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Brief(reprlib.Repr):
+    """reprlib's shortened repr (the first items of a container), with big ints by size."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 4
+        self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = self.maxdeque = 24
+        self.maxarray = self.maxdict = 24
+        self.maxstring = self.maxother = 160
+        self.maxlong = 60
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 10_000:  # decimal digits of a huge int cost quadratic time
+            return f"<int of {x.bit_length()} bits>"
+        return super().repr_int(x, level)
+
+
+_BRIEF = _Brief()

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.oracles import decoded, mismatch
+from harness.oracles import brief, decoded, mismatch
 
 FLOAT_ATOL = 1e-6  # EvalPlus's tolerance for float outputs when the problem gives none
 RTOL = 1e-7  # numpy.testing.assert_allclose's default, which EvalPlus passes to allclose
@@ -115,5 +115,4 @@ def _close(out: Any, want: Any, atol: float) -> str | None:
 
 
 def _brief(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return brief(value, 80)

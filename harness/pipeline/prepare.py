@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.compile import CompiledSuite, SuiteSettings, compile_suite
 from harness.pipeline.steps import run_problem_steps
-from harness.records import EVERY_CASE, Problem, Sample
+from harness.records import EVERY_CASE, MEMORY_MB, Problem, Sample
 from harness.sandbox import SandboxSettings
 from harness.sandbox.shared import shared_sandbox
 from harness.timeouts import prepare_problems
@@ -36,7 +36,9 @@ class RunSettings:
     """How a batch is judged (the same for every way in)."""
 
     reward: Any = None  # None, a preset name, a YAML path, or a loaded RewardConfig
-    memory_mb: int = 1024  # the sandbox's memory cap (a reward config's limit wins)
+    # The sandbox's memory cap (a reward config's limit wins); a problem may ask for more
+    # (``metadata["memory_mb"]``: EvalPlus's, evalplus's own 4 GiB), and then gets it.
+    memory_mb: int = 1024
     timeout_s: float | None = None  # replaces every case's calibrated limit
     hide_paths: tuple[str, ...] = ()  # folders the candidate must not see (a data folder)
     extra: Mapping[str, Any] = field(default_factory=dict)  # recorded in the manifest
@@ -120,6 +122,7 @@ def check_setup(
     memory_mb = settings.memory_mb
     if reward_config is not None:
         memory_mb = reward_config.memory_limit or memory_mb
+    memory_mb = max(memory_mb, *(int(p.metadata.get(MEMORY_MB, 0)) for p in problems))
     root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
     return reward_config, sandbox_settings_for(memory_mb, (*hidden, str(root)))

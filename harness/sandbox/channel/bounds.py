@@ -23,14 +23,9 @@ _encode_value = encoder.encode_value
 # Bounds on what the trusted process decodes, and so later compares: every superlinear step
 # there (gcd, int <-> str, division, sorting, hashing into a set or dict) is C code that no
 # signal interrupts, so each must stay cheap on any value the decoder accepts.
-MAX_INT_BITS = 1 << 17  # gcd or divmod of two such ints: ~20 ms; factorial(10_000) fits
-MAX_TOTAL_INT_BITS = 1 << 25  # of all the ints beyond 64 bits of one value
-# Elements, characters, bytes and range lengths of one value: sorting or hashing that many
-# takes ~1 s; honest answers are far smaller (a 10**5-element list is 10**5).
-MAX_UNITS = 4_000_000
-MAX_SAMPLE_UNITS = 4 * MAX_UNITS  # of all the values of one sample (``decode_value``'s ``left``)
-MAX_DECIMAL_TEXT = 10_000  # characters of a Decimal (its digits)
-MAX_DECIMAL_EXPONENT = 100_000  # int(d) of a larger one is a huge int
+MAX_INT_BITS, MAX_TOTAL_INT_BITS = wire.MAX_INT_BITS, wire.MAX_TOTAL_INT_BITS
+MAX_UNITS, MAX_SAMPLE_UNITS = wire.MAX_UNITS, wire.MAX_SAMPLE_UNITS
+MAX_DECIMAL_TEXT, MAX_DECIMAL_EXPONENT = wire.MAX_DECIMAL_TEXT, wire.MAX_DECIMAL_EXPONENT
 MAX_ARRAY_NDIM = 32
 # Extra equality tests a set or dict of the value's parts would make (parts that share one
 # hash but differ): a crafted flood costs n**2 of them, honest data ~0.

@@ -6,6 +6,7 @@ beside it; the trusted side imports it, and them, as the ``harness.sandbox.chann
 
 - :mod:`wire`: the tags, frames, shared bounds, errors and the bridge's hooks;
 - :mod:`encoder`: values of the candidate's process as tagged plain data (runs in the child);
+- :mod:`canonical`: the digest by equality of a value over the bounds (both sides);
 - :mod:`decoder` (with :mod:`leaves`, :mod:`bounds`, :mod:`standins`): the bounded rebuild on
   the trusted side, which parses what the candidate wrote.
 """
@@ -32,12 +33,21 @@ def _load_part(name: str, **needs: ModuleType) -> ModuleType:
 
 
 if __name__.startswith("harness."):  # imported by the trusted side, as the package
-    from harness.sandbox.channel import bounds, decoder, encoder, leaves, standins, wire
+    from harness.sandbox.channel import (
+        bounds,
+        canonical,
+        decoder,
+        encoder,
+        leaves,
+        standins,
+        wire,
+    )
 else:  # loaded by path (the fork server, a fresh interpreter): the parts in dependency order
     wire = _load_part("wire")
-    encoder = _load_part("encoder", wire=wire)
+    canonical = _load_part("canonical", wire=wire)
+    encoder = _load_part("encoder", wire=wire, canonical=canonical)
     bounds = _load_part("bounds", wire=wire, encoder=encoder)
-    standins = _load_part("standins", wire=wire)
+    standins = _load_part("standins", wire=wire, canonical=canonical, encoder=encoder)
     leaves = _load_part("leaves", wire=wire, bounds=bounds, standins=standins)
     decoder = _load_part("decoder", wire=wire, bounds=bounds, standins=standins, leaves=leaves)
 
@@ -56,7 +66,8 @@ encode_value, type_name, raised = encoder.encode_value, encoder.type_name, encod
 ENCODERS = encoder.ENCODERS  # type id -> encoder; the judge adds its proxies' (bridge.py)
 # Decoding (the trusted side's) and its bounds.
 decode_value, end_of_iterator = decoder.decode_value, standins.end_of_iterator
-Opaque, ReplayIterator = standins.Opaque, standins.ReplayIterator
+Opaque, ReplayIterator, Digest = standins.Opaque, standins.ReplayIterator, standins.Digest
+digest = canonical.digest
 check_hash_flood = bounds.check_hash_flood
 MAX_INT_BITS, MAX_TOTAL_INT_BITS = bounds.MAX_INT_BITS, bounds.MAX_TOTAL_INT_BITS
 MAX_UNITS, MAX_SAMPLE_UNITS = bounds.MAX_UNITS, bounds.MAX_SAMPLE_UNITS

@@ -7,7 +7,8 @@ running candidate code. Decoding is bounded (``MAX_INT_BITS`` and ``MAX_TOTAL_IN
 ``MAX_UNITS`` elements, characters and range items per value and ``MAX_SAMPLE_UNITS`` per
 sample, ``MAX_DEPTH``, Decimal and array bounds, and no hash flood: :func:`check_hash_flood`),
 so that C-level work on what it accepts (gcd, sorting, hashing into a set) stays cheap; a value
-over a bound raises ``TooLarge``, "value too large: ...", the case's failure. numpy is imported
+over a bound raises ``TooLarge``, "value too large: ...", the case's failure (an honest encoder
+sends such a value as its digest, a ``#`` node: :class:`standins.Digest`). numpy is imported
 only to rebuild a numpy node. The tags are listed in :mod:`wire`; one function per tag
 rebuilds a node (``_NODES``; the leaves are in :mod:`leaves`).
 """
@@ -17,8 +18,10 @@ from __future__ import annotations
 import array
 import collections
 import math
+import operator
 import re
 from collections.abc import Callable
+from itertools import compress, repeat
 from typing import Any
 
 if __name__.startswith("harness."):  # imported by the trusted side, as the package
@@ -32,7 +35,7 @@ MAX_DEPTH, MAX_NODES, MAX_TEXT = wire.MAX_DEPTH, wire.MAX_NODES, wire.MAX_TEXT
 MAX_REPR, MAX_MESSAGE, MAX_ITER_ITEMS = wire.MAX_REPR, wire.MAX_MESSAGE, wire.MAX_ITER_ITEMS
 MAX_NDIM, MAX_DIM = wire.MAX_NDIM, wire.MAX_DIM
 RERAISABLE, NP_KINDS, NP_MAX_ITEMSIZE = wire.RERAISABLE, wire.NP_KINDS, wire.NP_MAX_ITEMSIZE
-Opaque, ReplayIterator = standins.Opaque, standins.ReplayIterator
+Opaque, ReplayIterator, Digest = standins.Opaque, standins.ReplayIterator, standins.Digest
 end_of_iterator, replay_generator = standins.end_of_iterator, standins.replay_generator
 _int_bits, _units, check_hash_flood = bounds.int_bits, bounds.units, bounds.check_hash_flood
 MAX_TOTAL_INT_BITS, MAX_UNITS = bounds.MAX_TOTAL_INT_BITS, bounds.MAX_UNITS
@@ -45,6 +48,11 @@ _bad, _known, _int = leaves.bad, leaves.known, leaves.parse_int
 _HEX_INT = leaves.HEX_INT
 
 
+_VECTOR_KINDS = frozenset(("l", "t"))
+_VECTOR_NUMBERS = frozenset((int, bool, float, type(None)))
+_STR_ONLY = frozenset((str,))
+_VECTOR_INT = 1 << 60  # as the encoder's: such ints hash as themselves and parse linearly
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _NP_DTYPE = re.compile(r"[<>|=]?[biufcUSO][0-9]{0,6}\Z")
 _NP_ITEM_TYPES: dict[str, tuple[type, ...]] = {
     "b": (bool,),
@@ -102,10 +110,17 @@ def _items(payload: Any, depth: int, budget: list[Any]) -> list[Any]:
 
 def _hashable_items(payload: Any, depth: int, budget: list[Any]) -> list[Any]:
     items = _items(payload, depth, budget)
-    if not all(type(v) is list and v and v[0] in _HASHABLE_TAGS for v in payload):
+    if not all(map(_hashable_node, payload)):
         raise ChannelError("unhashable set element")
     check_hash_flood(items)  # before a set is built of them
     return items
+
+
+def _hashable_node(node: Any) -> bool:
+    """Whether a node rebuilds as a hashable value (a tuple vector does, a list one not)."""
+    if type(node) is not list or not node:
+        return False
+    return node[0] in _HASHABLE_TAGS or (node[0] == "v" and len(node) == 3 and node[1] == "t")
 
 
 def _no_duplicates(items: list[Any], unique: int) -> None:
@@ -121,7 +136,7 @@ def _dict(payload: Any, depth: int, budget: list[Any]) -> dict[Any, Any]:
     for pair in payload:
         if type(pair) is not list or len(pair) != 2:
             raise ChannelError("bad dict item")
-        if type(pair[0]) is not list or not pair[0] or pair[0][0] not in _HASHABLE_TAGS:
+        if not _hashable_node(pair[0]):
             raise ChannelError("unhashable dict key")
         keys.append(_dec(pair[0], depth + 1, budget))
         values.append(_dec(pair[1], depth + 1, budget))
@@ -323,6 +338,46 @@ def _keep(item: Any) -> bool:
     return True
 
 
+def _vector(data: list[Any], depth: int, budget: list[Any]) -> Any:
+    """A list or tuple of plain numbers (ints within +-2**60) and None, or of strings, as
+    JSON scalars: the JSON parser already built the items; they are checked and charged as
+    the same items one node each would be."""
+    kind, items = data[1], data[2]
+    if kind not in _VECTOR_KINDS or type(items) is not list:
+        raise _bad("v")
+    if depth + 1 > MAX_DEPTH + 2:
+        raise TooLarge(f"value too large: nested deeper than {MAX_DEPTH}")
+    count = len(items)
+    budget[0] -= count
+    if budget[0] < 0:
+        raise TooLarge(f"value too large: over {MAX_NODES} parts")
+    _units(count, budget, "a container")
+    types = set(map(type, items))
+    if types <= _VECTOR_NUMBERS:
+        if int in types:
+            ints = list(compress(items, map(operator.is_, map(type, items), repeat(int))))
+            if not (-_VECTOR_INT < min(ints) and max(ints) < _VECTOR_INT):
+                raise ChannelError("bad int in a vector")
+    elif types == _STR_ONLY:
+        _units(sum(map(len, items)), budget, "strings")
+    elif items:
+        raise _bad("v")
+    value = items if kind == "l" else tuple(items)
+    if items:  # a check may hash it (a list as a tuple: set(map(tuple, v)))
+        budget[3].append(tuple(items) if kind == "l" else value)
+    return value
+
+
+def _digest(data: list[Any], depth: int, budget: list[Any]) -> Any:
+    """A value over the bounds, sent as its digest by equality: a whole value only."""
+    sha, summary, comparable = data[1], data[2], data[3]
+    if depth or type(sha) is not str or not _SHA256.match(sha) or type(comparable) is not bool:
+        raise _bad("#")
+    if type(summary) is not str:
+        raise _bad("#")
+    return Digest(sha, summary[:MAX_REPR], comparable)
+
+
 # tag -> (the node's length, its function); a length of None: any (a handle is the hook's).
 _NODES: dict[str, tuple[int | None, _Node]] = {
     **leaves.LEAVES,
@@ -343,5 +398,7 @@ _NODES: dict[str, tuple[int | None, _Node]] = {
     "N": (3, _np_scalar),
     "nd": (4, _ndarray),
     "h": (None, _handle),
+    "v": (3, _vector),
+    "#": (4, _digest),
 }
 _NODES_get = _NODES.get

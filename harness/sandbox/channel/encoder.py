@@ -10,6 +10,12 @@ to it). Iterators are the one place candidate code runs during encoding: they ar
 iterator raises it after the items (a builtin exception as itself, anything else as
 ``CandidateError``). numpy is looked up lazily: the fork server never imports it.
 The tags are listed in :mod:`wire`.
+
+Encoding counts what decoding will charge (parts, units, int bits: the bounds of
+:mod:`bounds`), so a value the trusted side would refuse is never sent: where it has a
+canonical form (:mod:`canonical`: strings, bytes, numbers, lists and tuples of them) its
+digest is sent instead (``["#", sha256, summary, comparable]``), which the trusted side
+compares by equality; anything else over the bounds is opaque, as before.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import collections
 import datetime
 import decimal
 import fractions
+import itertools
+import operator
 import re
 import sys
 import types
@@ -28,10 +36,14 @@ from collections.abc import Callable
 from typing import Any
 
 if __name__.startswith("harness."):  # imported by the trusted side, as the package
-    from harness.sandbox.channel import wire
-# Otherwise codec.py loaded this file by path (the fork server) and put ``wire`` here first.
+    from harness.sandbox.channel import canonical, wire
+# Otherwise codec.py loaded this file by path (the fork server) and put ``wire`` and
+# ``canonical`` here first.
 
 MAX_DEPTH, MAX_NODES, MAX_TEXT = wire.MAX_DEPTH, wire.MAX_NODES, wire.MAX_TEXT
+MAX_UNITS, MAX_INT_BITS = wire.MAX_UNITS, wire.MAX_INT_BITS
+MAX_TOTAL_INT_BITS = wire.MAX_TOTAL_INT_BITS
+MAX_DECIMAL_TEXT, MAX_DECIMAL_EXPONENT = wire.MAX_DECIMAL_TEXT, wire.MAX_DECIMAL_EXPONENT
 MAX_REPR, MAX_MESSAGE, MAX_ITER_ITEMS = wire.MAX_REPR, wire.MAX_MESSAGE, wire.MAX_ITER_ITEMS
 NP_KINDS, NP_MAX_ITEMSIZE = wire.NP_KINDS, wire.NP_MAX_ITEMSIZE
 hooks = wire.hooks
@@ -79,6 +91,8 @@ _dd_factory = collections.defaultdict.__dict__["default_factory"].__get__
 _fraction_num = fractions.Fraction.__dict__["_numerator"].__get__
 _fraction_den = fractions.Fraction.__dict__["_denominator"].__get__
 _decimal_str = decimal.Decimal.__str__
+_decimal_finite = decimal.Decimal.is_finite
+_decimal_adjusted = decimal.Decimal.adjusted
 _date_iso = datetime.date.isoformat
 _datetime_iso = datetime.datetime.isoformat
 _datetime_tz = datetime.datetime.__dict__["tzinfo"].__get__
@@ -92,6 +106,19 @@ _array_typecode = array.array.__dict__["typecode"].__get__
 _array_tolist = array.array.tolist
 _b64encode = binascii.b2a_base64
 _re_sub = re.compile(r"0x[0-9a-fA-F]+").sub
+
+_range_len = range.__len__
+_set = builtins.set
+_map = builtins.map
+_min, _max, _sum = builtins.min, builtins.max, builtins.sum
+_compress, _repeat = itertools.compress, itertools.repeat
+_is = operator.is_
+# Vectors (``_vector``): the item types sent as JSON scalars, and the ints' bound (below it
+# ints hash as themselves, so no hash flood; JSON reads them in linear time).
+_VECTOR_NUMBERS = frozenset((int, bool, float, _type(None)))
+_STR_ONLY = frozenset((str,))
+_VECTOR_INT = 1 << 60
+_digest, _summary = canonical.digest, canonical.summary
 
 _RERAISABLE_IDS = {_id(cls): name for name, cls in wire.RERAISABLE.items()}
 _FACTORY_IDS = {_id(c): name for name, c in wire.FACTORIES.items()}
@@ -137,16 +164,29 @@ def encode_value(value: Any) -> Any:
     """Turn a value into tagged plain data (JSON-able); never calls the value's own methods.
 
     The one exception is iteration of an iterator (the candidate's code, run in the sandbox).
+    A value over the decoding bounds goes as its digest where it has a canonical form.
     """
-    budget = [MAX_NODES, MAX_TEXT]
+    # parts, characters of text, units (as the decoder counts them), bits of big ints
+    budget = [MAX_NODES, MAX_TEXT, MAX_UNITS, MAX_TOTAL_INT_BITS]
     try:
         return _enc(value, 0, budget)
     except _Limit as exc:
-        return ["o", type_name(value), f"<not encoded: {exc.args[0]}>"]
+        return _too_large(value, exc.args[0])
     except RecursionError:
         return ["o", type_name(value), "<not encoded: too deep>"]
     except BaseException as exc:  # noqa: B036 - a hostile object must not break the channel
         return ["o", type_name(value), f"<not encoded: {_type(exc).__name__}>"]
+
+
+def _too_large(value: Any, why: str) -> list[Any]:
+    """A value over the bounds: its digest by equality, or opaque where it has none."""
+    try:
+        found = _digest(value)
+        if found is not None:
+            return ["#", found[0], _summary(value)[:MAX_REPR], found[1]]
+    except BaseException:  # noqa: B036 - a hostile object: opaque, as before
+        pass
+    return ["o", type_name(value), f"<not encoded: value {why}>"]
 
 
 _Encoder = Callable[[Any, int, list[int]], Any]
@@ -192,13 +232,33 @@ def _spend(size: int, budget: list[int]) -> None:
         raise _Limit("too large")
 
 
+def _units(count: int, budget: list[int]) -> None:
+    """Elements, characters or bytes, as the decoder charges them (bounds.units)."""
+    budget[2] -= count
+    if budget[2] < 0:
+        raise _Limit("too large")
+
+
 def _text(text: str, budget: list[int]) -> str:
     _spend(_len(text), budget)
     return text
 
 
 def _hex(value: Any, budget: list[int]) -> str:
-    return _text(_int_to_hex(_int_int(value), "x"), budget)
+    return _int_text(_int_to_hex(_int_int(value), "x"), budget)
+
+
+def _int_text(text: str, budget: list[int]) -> str:
+    """An int's hex digits, charged as the decoder charges them (bounds.int_bits)."""
+    digits = _len(text)
+    budget[1] -= digits
+    if budget[1] < 0 or 4 * digits > MAX_INT_BITS + 4:
+        raise _Limit("too large")
+    if digits > 17:
+        budget[3] -= 4 * digits
+        if budget[3] < 0:
+            raise _Limit("too large")
+    return text
 
 
 def _enc_none(value: Any, depth: int, budget: list[int]) -> Any:
@@ -211,6 +271,8 @@ def _enc_bool(value: Any, depth: int, budget: list[int]) -> Any:
 
 def _enc_int(value: Any, depth: int, budget: list[int]) -> Any:
     text = _int_to_hex(_int_int(value), "x")  # inlined _hex: the hottest encoder
+    if _len(text) > 15:
+        return ["i", _int_text(text, budget)]
     budget[1] -= _len(text)
     if budget[1] < 0:
         raise _Limit("too large")
@@ -227,14 +289,17 @@ def _enc_complex(value: Any, depth: int, budget: list[int]) -> Any:
 
 def _enc_str(value: Any, depth: int, budget: list[int]) -> Any:
     text = _str_str(value)
-    budget[1] -= _len(text)
-    if budget[1] < 0:
+    size = _len(text)
+    budget[1] -= size
+    budget[2] -= size
+    if budget[1] < 0 or budget[2] < 0:
         raise _Limit("too large")
     return ["s", text]
 
 
 def _b64(raw: bytes, budget: list[int]) -> str:
     _spend(_len(raw), budget)
+    _units(_len(raw), budget)
     return _b64encode(raw, newline=False).decode("ascii")
 
 
@@ -247,20 +312,59 @@ def _enc_bytearray(value: Any, depth: int, budget: list[int]) -> Any:
 
 
 def _each(values: Any, depth: int, budget: list[int]) -> list[Any]:
+    _units(_len(values), budget)
+    if _len(values) > budget[0]:  # each is a part at least: over before any is encoded
+        raise _Limit("too large")
     return [_enc(v, depth + 1, budget) for v in values]
 
 
 def _pairs(pairs: Any, depth: int, budget: list[int]) -> list[Any]:
+    _units(_len(pairs), budget)
+    if 2 * _len(pairs) > budget[0]:
+        raise _Limit("too large")
     return [[_enc(k, depth + 1, budget), _enc(v, depth + 1, budget)] for k, v in pairs]
 
 
 def _enc_list(value: Any, depth: int, budget: list[int]) -> Any:
-    return ["l", _each(_list_copy(value), depth, budget)]
+    items = _list_copy(value)
+    return _vector("l", items, depth, budget) or ["l", _each(items, depth, budget)]
 
 
 def _enc_tuple(value: Any, depth: int, budget: list[int]) -> Any:
-    items = [_tuple_getitem(value, i) for i in _range(_tuple_len(value))]
-    return ["t", _each(items, depth, budget)]
+    if _type(value) is tuple:
+        items = _list(value)  # the exact type iterates in C
+    else:
+        items = [_tuple_getitem(value, i) for i in _range(_tuple_len(value))]
+    return _vector("t", items, depth, budget) or ["t", _each(items, depth, budget)]
+
+
+def _vector(kind: str, items: list[Any], depth: int, budget: list[int]) -> list[Any] | None:
+    """``["v", kind, items]`` when the items are all plain numbers (ints within +-2**60, bools,
+    floats) and None, or all strings: the frame's JSON carries them as they are, and neither
+    side spends a node of Python code per item (EvalPlus's outputs are lists of thousands).
+    Charged as the items one by one would be (a part each, units, text): only the form
+    changes. None: item by item."""
+    if not items or depth >= MAX_DEPTH:
+        return None
+    types = _set(_map(_type, items))
+    count = _len(items)
+    if types <= _VECTOR_NUMBERS:
+        if int in types:
+            ints = _list(_compress(items, _map(_is, _map(_type, items), _repeat(int))))
+            if not (-_VECTOR_INT < _min(ints) and _max(ints) < _VECTOR_INT):
+                return None
+        size = count
+    elif types == _STR_ONLY:
+        size = _sum(_map(_len, items))
+        _units(size, budget)
+    else:
+        return None
+    _units(count, budget)
+    budget[0] -= count
+    budget[1] -= size
+    if budget[0] < 0 or budget[1] < 0:
+        raise _Limit("too large")
+    return ["v", kind, items]
 
 
 def _enc_set(value: Any, depth: int, budget: list[int]) -> Any:
@@ -306,6 +410,10 @@ def _enc_items(value: Any, depth: int, budget: list[int]) -> Any:
 
 def _enc_range(value: Any, depth: int, budget: list[int]) -> Any:
     parts = (_range_start(value), _range_stop(value), _range_step(value))
+    try:
+        _units(_range_len(value), budget)
+    except OverflowError:  # more items than an index holds
+        raise _Limit("too large") from None
     return ["r", *[_hex(p, budget) for p in parts]]
 
 
@@ -320,7 +428,12 @@ def _enc_fraction(value: Any, depth: int, budget: list[int]) -> Any:
 
 
 def _enc_decimal(value: Any, depth: int, budget: list[int]) -> Any:
-    return ["D", _text(_str_str(_decimal_str(value)), budget)]
+    text = _str_str(_decimal_str(value))
+    if _len(text) > MAX_DECIMAL_TEXT:  # as bounds.py refuses it
+        raise _Limit("too large")
+    if _decimal_finite(value) and abs(_decimal_adjusted(value)) > MAX_DECIMAL_EXPONENT:
+        raise _Limit("too large")
+    return ["D", _text(text, budget)]
 
 
 def _fixed_zone(zone: Any) -> bool:
@@ -386,6 +499,7 @@ def _enc_iterator(value: Any, depth: int, budget: list[int]) -> Any:
         except BaseException as exc:  # noqa: B036 - travels: the trusted iterator raises it
             end = raised(exc)
             break
+        _units(1, budget)
         items.append(_enc(item, depth + 1, budget))
     return ["I", _ITER_KINDS.get(_id(_type(value)), "iterator"), items, end]
 

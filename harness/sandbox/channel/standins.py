@@ -1,5 +1,6 @@
 """What the decoder builds where a value cannot be rebuilt as itself (stdlib only): an opaque
-stand-in, and a trusted iterator that replays the candidate's items and how its iterator ended.
+stand-in, a value over the bounds known by its digest, and a trusted iterator that replays the
+candidate's items and how its iterator ended.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 if __name__.startswith("harness."):  # imported by the trusted side, as the package
-    from harness.sandbox.channel import wire
-# Otherwise codec.py loaded this file by path (the fork server) and put ``wire`` here first.
+    from harness.sandbox.channel import canonical, encoder, wire
+# Otherwise codec.py loaded this file by path (the fork server) and put ``wire``,
+# ``canonical`` and ``encoder`` here first.
 
 _id = builtins.id
 _iter = builtins.iter
@@ -36,6 +38,52 @@ class Opaque:
 
     def __repr__(self) -> str:
         return f"<opaque {self.type_name}: {self.text}>"
+
+
+class Digest:
+    """A value over the channel's bounds, as its digest by equality (:mod:`canonical`): the
+    candidate's child sent ``sha256`` of its canonical form instead of the value. It equals
+    what the value would equal (``==``: another digest of the same form, or a value whose
+    form has that digest, computed here), and nothing else works on it. ``comparable`` is
+    False for a value holding a NaN, which equals nothing.
+
+    Its hash is its digest's: a set or dict does not find it by an equal plain value.
+    """
+
+    __slots__ = ("sha256", "summary", "comparable")
+
+    def __init__(self, sha256: str, summary: str, comparable: bool) -> None:
+        self.sha256 = sha256
+        self.summary = summary
+        self.comparable = comparable
+
+    def __eq__(self, other: object) -> bool:
+        if not self.comparable:
+            return False
+        if type(other) is Digest:
+            return other.comparable and other.sha256 == self.sha256
+        found = canonical.digest(other)
+        return found is not None and found[1] and found[0] == self.sha256
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self.sha256)
+
+    def __repr__(self) -> str:
+        return f"<value too large to send, compared by digest: {self.summary}>"
+
+
+def _encode_digest(value: Digest, depth: int, budget: list[int]) -> list[Any]:
+    """A digest travels as itself (the trusted side keeps expected outputs encoded); only a
+    whole value is one."""
+    if depth:
+        return ["o", "Digest", repr(value)[: wire.MAX_REPR]]
+    return ["#", value.sha256, value.summary, value.comparable]
+
+
+encoder.ENCODERS[_id(Digest)] = _encode_digest
 
 
 class ReplayIterator:

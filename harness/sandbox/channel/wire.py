@@ -8,7 +8,10 @@ tag             sent for                                    rebuilt as
 n b i f c s y   None, bool, int, float, complex, str, bytes  the same
 Y               bytearray                                   bytearray
 l t S F d       list, tuple, set, frozenset, dict           the same
+v               a list or tuple of plain numbers and None,  the same (the items as JSON
+                or of strings                               scalars: no node each)
 r               range                                       range
+#               a value over the bounds (top level only)    :class:`standins.Digest`
 K V P           dict ``keys()``, ``values()``, ``items()``  views of a trusted dict
 q               collections.deque                           deque (same maxlen)
 C O dd          Counter, OrderedDict, defaultdict           the same type (see ``FACTORIES``)
@@ -58,6 +61,16 @@ MAX_MESSAGE = 2000
 # timeout even where the check only takes ``next()`` of it); past it the trusted iterator
 # raises TransferLimit, so a check that reads further fails instead of seeing a short iterator.
 MAX_ITER_ITEMS = 100_000
+# What one value may cost the trusted process that decodes it (bounds.py charges them; the
+# encoder sends a value over them as its digest instead, canonical.py).
+MAX_INT_BITS = 1 << 17  # gcd or divmod of two such ints: ~20 ms; factorial(10_000) fits
+MAX_TOTAL_INT_BITS = 1 << 25  # of all the ints beyond 64 bits of one value
+# Elements, characters, bytes and range lengths of one value: sorting or hashing that many
+# takes ~1 s; honest answers are far smaller (a 10**5-element list is 10**5).
+MAX_UNITS = 4_000_000
+MAX_SAMPLE_UNITS = 4 * MAX_UNITS  # of all the values of one sample (``decode_value``'s ``left``)
+MAX_DECIMAL_TEXT = 10_000  # characters of a Decimal (its digits)
+MAX_DECIMAL_EXPONENT = 100_000  # int(d) of a larger one is a huge int
 MAX_NDIM = 64
 MAX_DIM = 1 << 40
 
