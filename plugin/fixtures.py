@@ -21,7 +21,7 @@ from harness.verdicts import (
     check_budget,
     stable_assert_messages,
 )
-from plugin.lookup import NEXT_ITEM, suite_of, suite_root
+from plugin.lookup import NEXT_ITEM, ROW_ATTR, suite_of, suite_root
 
 __all__ = ["SampleCheck", "SandboxInfrastructureError", "sandbox", "suite_of"]
 
@@ -44,10 +44,14 @@ def pytest_pycollect_makemodule(module_path: Path, parent: Any) -> Any:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
     """A sample item's verdicts ride on its call report only (the teardown report would
-    carry them again: under xdist every report is serialized to the controller)."""
+    carry them again: under xdist every report is serialized to the controller), and so does
+    its row, built where it was judged (``ROW_ATTR``: ``[task id, sample id, JSON text]``)."""
     report = yield
     if call.when == "call" and getattr(item, "sample_id", None) is not None:
         item.user_properties[:] = [p for p in item.user_properties if p[0] != "codeeval"]
+        row_text = getattr(item, "row_text", "")
+        if row_text:
+            setattr(report, ROW_ATTR, [item.task_id, item.sample_id, row_text])  # type: ignore[attr-defined]
     return report
 
 

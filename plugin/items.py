@@ -14,13 +14,15 @@ the suite which samples come next (:meth:`harness.runtime.LoadedSuite.plan`).
 
 from __future__ import annotations
 
+import json
+import weakref
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.pipeline.judge import judge_one
-from harness.results import CaseOutcome, execution_record
+from harness.results import CaseOutcome, SampleOutcomes, build_row, execution_record
 from harness.runtime import READ_AHEAD
 from harness.sandbox import SampleExecution
 from harness.verdicts import SandboxInfrastructureError, case_functions, load_check_module
@@ -70,6 +72,7 @@ class SampleItem(pytest.Item):
         self.index = 0
         self.verdicts: list[CaseOutcome] = []
         self.execution: SampleExecution | None = None
+        self.row_text = ""  # the sample's results.jsonl row, once judged (plugin.batch)
 
     @property
     def task_id(self) -> str:
@@ -83,6 +86,7 @@ class SampleItem(pytest.Item):
 
         # The sample's record goes on the report first: whatever is raised below (a fault of
         # the harness, pytest-timeout's guard, Ctrl-C), the controller still writes its row.
+        self.row_text = ""
         report: dict[str, Any] = {"task_id": self.task_id, "sample_id": self.sample_id}
         self.user_properties.append(("codeeval", report))
         suite = suite_of(self.path)
@@ -100,6 +104,9 @@ class SampleItem(pytest.Item):
             suite, key, functions, upcoming=self._upcoming(), on_execution=record
         )
         report["cases"] = [[v.case_id, v.status, v.message, v.duration_s] for v in self.verdicts]
+        # The row is built here, where the sample was judged: the controller only writes it
+        # (one process serves every worker, so its work per sample bounds the run).
+        self.row_text = _row_text(suite, problem, report)
         if self.execution is not None and self.execution.infra_error:
             raise SandboxInfrastructureError(self.execution.infra_error)
         if any(v.status != "passed" for v in self.verdicts):
@@ -130,3 +137,26 @@ class SampleItem(pytest.Item):
             ]
             return "\n".join(lines)
         return super().repr_failure(excinfo)
+
+
+# Each loaded suite's samples.jsonl rows by (task id, sample id), built once per process.
+_SAMPLE_ROWS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _row_text(suite: Any, problem: Any, report: dict[str, Any]) -> str:
+    """The results.jsonl row of a judged sample item, as the controller would build it from
+    the item's report (the same problem and samples files, the same verdicts)."""
+    rows = _SAMPLE_ROWS.get(suite)
+    if rows is None:
+        rows = _SAMPLE_ROWS[suite] = {(r["task_id"], r["sample_id"]): r for r in suite.sample_rows}
+    key = (report["task_id"], report["sample_id"])
+    outcomes = SampleOutcomes(problem.suite, *key)
+    if report.get("execution"):
+        execution = outcomes.execution = dict(report["execution"])
+        if "notes" in execution:  # build_row appends to it: the report keeps its own list
+            execution["notes"] = list(execution["notes"])
+    for case_id, status, message, duration in report["cases"]:
+        outcomes.cases[case_id] = CaseOutcome(case_id, status, message, float(duration))
+    return json.dumps(build_row(problem, outcomes, rows.get(key, {})))

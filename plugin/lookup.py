@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 _roots: dict[Path, Path | None] = {}
+ROW_ATTR = "codeeval_row"  # a sample item's call report: [task id, sample id, row's JSON text]
 NEXT_ITEM = pytest.StashKey["pytest.Item | None"]()  # set by plugin.protocol
 _WORKER = pytest.StashKey[Any]()  # xdist's worker-side plugin, or None
 

@@ -154,10 +154,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
         suite_dir = worker_suite_dir(config)  # a shipped copy (plugin.remote) or the controller's
         if suite_dir:
+            from plugin.batch import start_worker
+
             config.args[:] = [suite_dir]
             _collect_generated_modules(config)
             _no_final_gc(config)
             _drop_authoring_plugins(config)
+            start_worker(config)  # sample reports in batches, when the controller says so
         return
     if config.getoption("llm_eval") or config.getoption("llm_compiled"):
         from plugin.session import EvalSession

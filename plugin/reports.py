@@ -37,11 +37,11 @@ def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any])
     # xdist adds item_index, worker_id and testrun_uid next to the packed report.
     full.update((key, value) for key, value in data.items() if key != PACKED)
     del full["$report_type"]
-    _restore_tuples(full)
+    restore_tuples(full)
     return pytest.TestReport._from_json(full)
 
 
-def _restore_tuples(data: dict[str, Any]) -> None:
+def restore_tuples(data: dict[str, Any]) -> None:
     """The tuples of a report that JSON turned into lists, back as pytest's own path (execnet)
     delivers them: its location, a skip's ``(path, line, reason)`` and the pairs of its
     sections and user properties (``-rs`` asserts a skip's is a tuple)."""

@@ -32,8 +32,11 @@ Unit = list[int]  # the item indices of one sample, in collection order
 class ModuleScheduling:
     """Distributes samples over xdist workers, whole modules where the shares allow."""
 
-    def __init__(self, config: Any, log: Any = None, numnodes: int | None = None) -> None:
+    def __init__(
+        self, config: Any, log: Any = None, numnodes: int | None = None, receiver: Any = None
+    ) -> None:
         self.config = config
+        self.receiver = receiver  # plugin.batch.BatchReceiver: reports that come in batches
         if numnodes is None:
             from xdist.workermanage import parse_tx_spec_config
 
@@ -87,10 +90,19 @@ class ModuleScheduling:
         left = list(self.pending.pop(node, {}))
         if not left or self.collection is None:
             return None
-        if left[1:]:
-            self._requeue(left[1:], first=True)
+        crashed = left[0]
+        if self.receiver is not None and self.receiver.batches(node):
+            # Its first items may be judged with their reports still in the worker (lost with
+            # it): the item it was running is the one its slot names, if any.
+            from plugin.batch import running_item
+
+            running = running_item(node)
+            crashed = running if running in left else None
+        rest = [i for i in left if i != crashed]
+        if rest:
+            self._requeue(rest, first=True)
         self._fill(self.nodes)
-        return self.collection[left[0]]
+        return None if crashed is None else self.collection[crashed]
 
     # -- scheduling ----------------------------------------------------------------------------
     def schedule(self) -> None:
@@ -101,8 +113,14 @@ class ModuleScheduling:
             self._requeue(range(len(self.collection)))
         self._fill(self.nodes)
 
-    def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
-        self.pending[node].pop(item_index, None)
+    def mark_test_complete(self, node: Any, item_index: Any, duration: float = 0) -> None:
+        pending = self.pending[node]
+        if isinstance(item_index, tuple) and self.receiver is not None:
+            # A batch of sample items (plugin.batch): their reports first, then one top-up.
+            for index in self.receiver.deliver(node, item_index):
+                pending.pop(index, None)
+        else:
+            pending.pop(item_index, None)
         self._fill([node])
 
     def mark_test_pending(self, item: str) -> None:

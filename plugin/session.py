@@ -7,6 +7,7 @@ One :class:`EvalSession` is registered on the controller (never on xdist workers
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from harness.compile import SAMPLES_FILE, load_manifest
 from harness.records import Problem, Sample, problem_from_json
 from harness.results import CaseOutcome, SampleOutcomes, build_row, summarize
+from plugin.lookup import ROW_ATTR
 
 SUITE_FOLDER = "suite"
 
@@ -43,6 +45,9 @@ class EvalSession:
         self.samples = _read_jsonl(self.root / SAMPLES_FILE)
         self._samples_by_key = {(s["task_id"], s["sample_id"]): s for s in self.samples}
         self._built: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+        # Rows built where the samples were judged (a sample item's call report carries its
+        # row's JSON text): kept as text, parsed once at the end.
+        self._texts: dict[tuple[str, str], str] = {}
         self._modules: dict[tuple[str, str], str] | None = None  # (folder, file) -> task id
         # A run narrowed to some samples (-k, -m, --deselect, --lf, node ids) writes rows for
         # those; any other run writes one row for every sample given.
@@ -158,9 +163,13 @@ class EvalSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["codeeval_suite_dir"] = str(self.root)
+        from plugin.batch import SETTINGS_KEY, node_settings
         from plugin.remote import prepare_node
 
         prepare_node(self.config, node, self.root)  # remote workers get the suite itself
+        settings = node_settings(self.config, node)  # local workers report in batches
+        if settings is not None:
+            node.workerinput[SETTINGS_KEY] = settings
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -174,13 +183,20 @@ class EvalSession:
         # Shares of samples sent ahead (plugin.scheduler): every worker busy from the first
         # sample to the last, every case of a sample on one worker, read-ahead kept.
         if config.getvalue("dist") in ("load", "loadfile"):
+            from plugin.batch import BatchReceiver
             from plugin.scheduler import ModuleScheduling
 
-            return ModuleScheduling(config, log)
+            return ModuleScheduling(config, log, receiver=BatchReceiver(config))
         return None
 
     # -- gathering verdicts ---------------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        row = getattr(report, ROW_ATTR, None)
+        if row is not None and (report.when == "call" or report.failed):
+            task_id, sample_id, text = row
+            if task_id in self.problems:
+                self._texts[(task_id, sample_id)] = text
+            return
         props = dict(report.user_properties).get("codeeval")
         if not props:
             key = self._sample_of(report.nodeid)
@@ -239,6 +255,8 @@ class EvalSession:
 
     def _unjudged(self, key: tuple[str, str], report: pytest.TestReport) -> None:
         """A sample whose item failed without verdicts: every case undecided gets the reason."""
+        if key in self._texts:  # judged already (a later phase failed): its row stands
+            return
         reason = _short_message(report) or "the item failed"
         status = _unjudged_status(reason)
         self._fill(key, status, f"not judged: {reason}")
@@ -264,7 +282,7 @@ class EvalSession:
             why = "no report of it arrived"
         for sample in self.samples:
             key = (sample["task_id"], sample["sample_id"])
-            if key not in self.outcomes and key[0] in self.problems:
+            if key not in self.outcomes and key not in self._texts and key[0] in self.problems:
                 self._fill(key, "error", f"not judged: {why}")
 
     # -- writing results ------------------------------------------------------------------------
@@ -276,14 +294,15 @@ class EvalSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._fill_missing(session)
-        built = [
-            self._built.get(key) or self._row(key, outcomes)
-            for key, outcomes in self.outcomes.items()
+        built: list[tuple[tuple[str, str], dict[str, Any] | None, str]] = [
+            (key, None, text) for key, text in self._texts.items()
         ]
-        built.sort(
-            key=lambda b: (b[0]["suite"], _natural(b[0]["task_id"]), _natural(b[0]["sample_id"]))
-        )
-        rows = [row for row, _ in built]
+        for key, outcomes in self.outcomes.items():
+            if key not in self._texts:
+                built.append((key, *(self._built.get(key) or self._row(key, outcomes))))
+        tasks = {task_id: _natural(task_id) for task_id, _ in self.outcomes.keys() | self._texts}
+        built.sort(key=lambda b: (self.problems[b[0][0]].suite, tasks[b[0][0]], _natural(b[0][1])))
+        rows = [row if row is not None else json.loads(text) for _, row, text in built]
         reward = self.settings.get("reward")
         if reward:
             from harness.reward import load_reward_config, score_rows
@@ -302,7 +321,7 @@ class EvalSession:
             if reward:
                 fh.writelines(json.dumps(row) + "\n" for row in rows)
             else:
-                fh.writelines(text + "\n" for _, text in built)
+                fh.writelines(text + "\n" for _, _, text in built)
         self._write_summary()
         self.config.hook.pytest_llm_results(
             config=self.config, rows=rows, summary=summary, out_dir=self.out_dir
@@ -426,10 +445,11 @@ def _pass_at_cells(entry: dict[str, Any], ks: list[int]) -> str:
     return "".join(cells)
 
 
-def _natural(text: str) -> tuple[Any, ...]:
-    import re
+_DIGITS = re.compile(r"(\d+)")
 
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+def _natural(text: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(text))
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
