@@ -268,19 +268,24 @@ def _exists(arg: str) -> bool:
 
 
 def before_node_setup(config: pytest.Config, gateway: Any) -> None:
-    """``pytest_xdist_newgateway``: give xdist worker-safe arguments for this node's setup.
+    """``pytest_xdist_newgateway``: give xdist worker-safe arguments for this node's setup,
+    and the plugins a worker does without (:mod:`plugin.startup`).
 
     xdist reads the arguments from ``config.invocation_params`` in ``WorkerController.setup``
     and calls ``pytest_configure_node`` right after; :func:`after_node_setup` puts the
     controller's own back there.
     """
-    if not needs_relocated_args(gateway.spec):
-        return
+    from plugin.startup import worker_plugin_args
+
     params = config.invocation_params
+    args = [str(a) for a in params.args]
+    if needs_relocated_args(gateway.spec):
+        args = worker_args(config, args)
+    args = worker_plugin_args(config, args)
+    if args == [str(a) for a in params.args]:
+        return
     config.stash[_SAVED_PARAMS] = params
-    config.invocation_params = dataclasses.replace(
-        params, args=tuple(worker_args(config, [str(a) for a in params.args]))
-    )
+    config.invocation_params = dataclasses.replace(params, args=tuple(args))
 
 
 def after_node_setup(config: pytest.Config) -> None:
