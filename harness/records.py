@@ -136,6 +136,21 @@ def _field_values(record: Any) -> dict[str, Any]:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
+def replaced(record: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` of a record here (none has a ``__post_init__``), a copy of its
+    fields with ``changes``, several times faster: every run copies each of EvalPlus's 165,000
+    cases once or twice (its expected output, its time limit)."""
+    names = _FIELD_NAMES.get(type(record))
+    if names is None:
+        names = _FIELD_NAMES[type(record)] = tuple(f.name for f in dataclasses.fields(record))
+    unknown = set(changes).difference(names)
+    if unknown:
+        raise TypeError(f"{type(record).__name__} has no field {sorted(unknown)[0]!r}")
+    copy = object.__new__(type(record))
+    copy.__dict__.update(record.__dict__, **changes)  # frozen: set as its __init__ would
+    return copy
+
+
 def problem_from_json(data: dict[str, Any]) -> Problem:
     cases = tuple(CheckCase(**{**c, "calls": tuple(c.get("calls", ()))}) for c in data["cases"])
     return Problem(

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from harness.calibration import calibrate
-from harness.records import Problem
+from harness.records import Problem, replaced
 from harness.sandbox import Sandbox
 
 DEFAULT_FLOOR_S = 1.0
@@ -87,6 +87,6 @@ def with_timeouts(
             limit = max(floor_s, multiplier * durations.get(case.case_id, floor_s))
             if cap_s is not None:
                 limit = min(limit, cap_s)
-        cases.append(dataclasses.replace(case, timeout_s=round(limit, 3)))
+        cases.append(replaced(case, timeout_s=round(limit, 3)))
     metadata = {**problem.metadata, "reference_durations": durations}
     return dataclasses.replace(problem, cases=tuple(cases), metadata=metadata)

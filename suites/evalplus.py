@@ -147,11 +147,11 @@ def problem_from_record(suite: str, record: Mapping[str, Any], digest: str, wher
             case_id=f"{group}_{index}",
             source=f"EvalPlus {group} input {index} of {task_id}",
             mode="compare",
-            calls=(f"candidate(*{python_literal(args)})",),
+            calls=(f"candidate(*{literal})",),
             oracle=evalplus_expected.ORACLE,
         )
         for group, inputs in groups.items()
-        for index, args in enumerate(inputs)
+        for index, literal in enumerate(_literals(inputs, f"{group}_input", where))
     )
     atol = record.get("atol", 0)
     if not isinstance(atol, (int, float)) or isinstance(atol, bool):
@@ -185,9 +185,12 @@ def _inputs(record: Mapping[str, Any], field: str, where: str) -> list[Any]:
         inputs = []
     if not isinstance(inputs, list) or not all(isinstance(i, list) for i in inputs):
         raise SuiteError(f"{where}: field {field!r} must be a list of argument lists")
+    return inputs
+
+
+def _literals(inputs: list[Any], field: str, where: str) -> list[str]:
+    """Each input's argument list as source text (:func:`python_literal`)."""
     try:
-        for args in inputs:
-            python_literal(args)
+        return [python_literal(args) for args in inputs]
     except TypeError as exc:
         raise SuiteError(f"{where}: field {field!r}: {exc}") from None
-    return inputs

@@ -20,7 +20,6 @@ the oracles that look at it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from harness.oracles import decoded, encoded
 from harness.oracles.evalplus import FLOAT_ATOL, is_floats
 from harness.paths import cache_dir, write_cache_file
 from harness.pipeline.steps import register_problem_step
-from harness.records import CheckCase, Problem
+from harness.records import CheckCase, Problem, replaced
 from harness.runtime import build_request
 from harness.sandbox import SampleExecution, Sandbox
 from harness.sandbox.channel.codec import Opaque
@@ -41,7 +40,9 @@ REFERENCE_LIMIT_S = 20.0  # per input: the reference is measured, never cut shor
 IN_FLIGHT = 8  # references queued on the fork server at once
 # 5: a canonical output over the channel's decoding bounds is kept as its digest by equality
 # (harness.sandbox.channel.canonical), judged like any other output
-CACHE_FORMAT = 5
+# 6: each case's ``expected`` text is kept, not re-serialized by every run (HumanEval+'s are
+# 70 MB of JSON: /130's hundred lists of 100,000 floats)
+CACHE_FORMAT = 6
 
 # EvalPlus's special oracles, chosen by entry point name (as evalplus does).
 MBPP_SET_EQUAL = frozenset(
@@ -103,7 +104,7 @@ _lock = threading.Lock()
 
 
 def _outputs(digest: str, problems: list[Problem], sandbox: Sandbox) -> dict[str, Any]:
-    """``{task_id: {"base": [...], "plus": [...]} or {"error": why}}``, cached by digest, one
+    """``{task_id: {"expected": {case_id: text}} or {"error": why}}``, cached by digest, one
     file per problem (a run reads only its problems'), failures too unless the sandbox or
     the machine may be their cause."""
     folder = cache_dir() / "evalplus" / digest
@@ -115,6 +116,8 @@ def _outputs(digest: str, problems: list[Problem], sandbox: Sandbox) -> dict[str
             tickets = [sandbox.submit(_reference_request(p)) for p in batch]
             for problem, ticket in zip(batch, tickets, strict=True):
                 entry = _reference_outputs(problem, sandbox.collect(ticket))
+                if "error" not in entry:
+                    entry = {"expected": _expected_texts(problem, entry)}
                 found[problem.task_id] = entry
                 if not entry.get("transient"):
                     text = json.dumps({"format": CACHE_FORMAT, **entry})
@@ -137,17 +140,17 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _reference_request(problem: Problem) -> Any:
-    cases = tuple(dataclasses.replace(c, timeout_s=REFERENCE_LIMIT_S) for c in _own_cases(problem))
-    return build_request(dataclasses.replace(problem, cases=cases), problem.reference)
+    cases = tuple(replaced(c, timeout_s=REFERENCE_LIMIT_S) for c in _own_cases(problem))
+    return build_request(replaced(problem, cases=cases), problem.reference)
 
 
 def _reference_outputs(problem: Problem, execution: SampleExecution) -> dict[str, Any]:
-    """The reference's outputs and times per group, or why there are none."""
+    """The reference's outputs per group (encoded), or why there are none."""
     if execution.infra_error:
         why = f"the sandbox could not run the reference: {execution.infra_error}"
         return {"error": why, "transient": True}
     not_none = oracle_kind(_dataset(problem), problem.entry_point) == "not_none"
-    groups: dict[str, Any] = {"base": [], "plus": [], "base_time": [], "plus_time": []}
+    groups: dict[str, Any] = {"base": [], "plus": []}
     for case in _own_cases(problem):
         got = execution.cases.get(case.case_id)
         if got is None or got.status != "ok" or not got.values:
@@ -168,7 +171,6 @@ def _reference_outputs(problem: Problem, execution: SampleExecution) -> dict[str
             return {"error": why + f"({value!r})"[:200], "transient": False}
         group = case.case_id.rsplit("_", 1)[0]
         groups[group].append(encoded(value is not None if not_none else value))
-        groups[f"{group}_time"].append(round(got.duration_s, 6))
     return groups
 
 
@@ -179,17 +181,24 @@ def _dataset(problem: Problem) -> str:
 def _filled(problem: Problem, entry: dict[str, Any]) -> Problem:
     """``problem`` with each case's ``expected``, or a data defect when there are none."""
     if "error" in entry:
-        return dataclasses.replace(problem, defects=(*problem.defects, str(entry["error"])))
+        return replaced(problem, defects=(*problem.defects, str(entry["error"])))
+    texts = entry["expected"]
+    cases = [
+        replaced(case, expected=texts[case.case_id]) if case.oracle == ORACLE else case
+        for case in problem.cases
+    ]
+    return replaced(problem, cases=tuple(cases))
+
+
+def _expected_texts(problem: Problem, outputs: dict[str, Any]) -> dict[str, str]:
+    """Each case's ``expected`` (JSON text): what EvalPlus's oracle needs of its input."""
     kind = oracle_kind(_dataset(problem), problem.entry_point)
     atol = float(problem.metadata["evalplus"]["atol"])
     in_force = {"base": atol, "plus": atol}  # EvalPlus checks each group in its own process
-    cases: list[CheckCase] = []
-    for case in problem.cases:
-        if case.oracle != ORACLE:
-            cases.append(case)
-            continue
+    texts: dict[str, str] = {}
+    for case in _own_cases(problem):
         group, _, index = case.case_id.rpartition("_")
-        out = entry[group][int(index)]
+        out = outputs[group][int(index)]
         payload: dict[str, Any] = {"kind": kind, "atol": in_force[group]}
         if kind != "poly":
             payload["out"] = out
@@ -197,8 +206,8 @@ def _filled(problem: Problem, entry: dict[str, Any]) -> Problem:
                 in_force[group] = FLOAT_ATOL  # from this input on, for the rest of the group
         if kind in NEEDS_ARGS:
             payload["args"] = encoded(_call_args(case))
-        cases.append(dataclasses.replace(case, expected=json.dumps(payload)))
-    return dataclasses.replace(problem, cases=tuple(cases))
+        texts[case.case_id] = json.dumps(payload)
+    return texts
 
 
 def _call_args(case: CheckCase) -> Any:

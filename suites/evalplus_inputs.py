@@ -102,6 +102,11 @@ def mbpp_inputs(task_id: str, inputs: list[list[Any]]) -> list[Args]:
     return list(inputs) if rebuild is None else [rebuild(args) for args in inputs]
 
 
+# Item types whose repr is their literal, naming nothing (a list or tuple of them is its repr).
+_PLAIN = frozenset((int, str, bool, bytes, type(None)))
+_NUMBERS = frozenset((int, bool, float))  # and floats, when finite (else not a literal)
+
+
 def python_literal(value: Any) -> str:
     """Source text of ``value`` (None, bool, int, float, complex, str, bytes, and lists,
     tuples, sets, frozensets and dicts of them) that evaluates to an equal value of the same
@@ -113,6 +118,10 @@ def python_literal(value: Any) -> str:
         return _float(value)
     if kind is complex:
         return f"({_float(value.real)} + {_float(value.imag)} * 1j)"
+    if kind is list or kind is tuple:
+        types = set(map(type, value))
+        if types <= _PLAIN or (types <= _NUMBERS and all(map(math.isfinite, value))):
+            return repr(value)  # in C: the repr of such items is their literal, as below
     if kind is list:
         return "[" + ", ".join(python_literal(v) for v in value) + "]"
     if kind is tuple:

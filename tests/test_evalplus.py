@@ -19,7 +19,7 @@ from harness.oracles.evalplus import digit_distance, poly, pyramid_surface
 from harness.records import Problem
 from suites.errors import SuiteError
 from suites.evalplus import load_dataset, problem_from_record, read_records
-from suites.evalplus_expected import _filled, oracle_kind
+from suites.evalplus_expected import _expected_texts, _filled, oracle_kind
 from suites.evalplus_inputs import mbpp_inputs, python_literal
 from suites.registry import load_suite
 
@@ -184,7 +184,7 @@ def test_the_float_tolerance_sticks_for_the_rest_of_its_group() -> None:
     record |= {"plus_input": [[3], [0.25]]}
     problem: Problem = problem_from_record("humaneval-plus", record, "d", "f:1")
     outputs = {"base": [encoded(1), encoded(0.5), encoded(2)], "plus": [encoded(3), encoded(0.25)]}
-    filled = _filled(problem, outputs)
+    filled = _filled(problem, {"expected": _expected_texts(problem, outputs)})
     atols = {c.case_id: json.loads(c.expected)["atol"] for c in filled.cases}
     assert atols == {"base_0": 0, "base_1": 0, "base_2": 1e-6, "plus_0": 0, "plus_1": 0}
     # so a mixed list after a float output is compared within 1e-6, as in evalplus
