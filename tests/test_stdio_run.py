@@ -346,7 +346,7 @@ def test_a_program_that_loops_costs_one_time_limit_not_one_per_test_queued(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The window grows only while tests end normally: a time-out at the first test has no
-    test queued behind it; a wrong answer later stops the tests queued behind it unjudged."""
+    test queued behind it; the tests queued behind a later wrong answer are cancelled."""
     _needs("cpp")
     loops = "int main() { volatile unsigned long i = 0; for (;;) i++; }"
     tests = [StdioTest("1 1\n", "2\n")] * 6
@@ -359,4 +359,27 @@ def test_a_program_that_loops_costs_one_time_limit_not_one_per_test_queued(
     wrong_at_4 = [StdioTest(f"{i} {i}\n", f"{2 * i + (i == 4)}\n") for i in range(10)]
     _, execution = _run(HONEST["cpp"], "cpp", tests=wrong_at_4)
     assert _verdicts(execution) == ["passed"] * 4 + ["wrong_answer"] + ["not_run"] * 5
-    assert 5 < len(sent) < 10  # some queued behind the failure ran, and none was judged
+    runs = [op for op, _ in sent if op == "run"]
+    assert 5 < len(runs) < 10 and sent[-1][0] == "cancel"  # those queued behind: cancelled
+
+
+def test_tests_queued_behind_a_time_out_are_cancelled_not_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A program that loops from its fifth test on: the four tests queued behind the fifth
+    would each loop to the time limit; they are cancelled (the running one killed)."""
+    _needs("cpp")
+    program = (
+        "#include <cstdio>\nint main() { long a, b; scanf(\"%ld %ld\", &a, &b);\n"
+        "  if (a >= 4) { volatile unsigned long i = 0; for (;;) i++; }\n"
+        '  printf("%ld\\n", a + b); }\n'
+    )
+    tests = [StdioTest(f"{i} {i}\n", f"{2 * i}\n") for i in range(10)]
+    _run(program, "cpp", tests=tests[:1])  # compiled
+    sent = _messages(monkeypatch)
+    started = time.monotonic()
+    _, execution = _run(program, "cpp", tests=tests, time_limit_s=1.0)
+    elapsed = time.monotonic() - started
+    assert _verdicts(execution) == ["passed"] * 4 + ["time_limit"] + ["not_run"] * 5
+    assert "cancel" in [op for op, _ in sent]
+    assert elapsed < 3.5, elapsed  # one time limit (two if starved), not five

@@ -207,15 +207,9 @@ class WarmSandbox:
         return answer
 
     def _settle(self) -> None:
-        """Read the answers nothing waited for: runs submitted and never collected (dropped),
+        """Read the answers nothing waited for: runs submitted and never collected (cancelled),
         and the last spawn's."""
-        while self.queued:
-            self.queued -= 1
-            try:
-                self._answer()
-            except LaunchError:
-                if not self.alive():
-                    raise
+        self.cancel()
         if self.pending:
             self.pending = False
             self._answer()
@@ -277,6 +271,21 @@ class WarmSandbox:
         }
         self._send(message, fds)
         self.queued += 1
+
+    def cancel(self) -> None:
+        """End the runs submitted and not collected: the running one is killed, the others
+        never start (their answers are read here and dropped)."""
+        if not self.queued:
+            return
+        self._send({"op": "cancel"}, ())
+        while self.queued:
+            self.queued -= 1
+            try:
+                self._answer()
+            except LaunchError:  # a run that could not start: nothing to drop
+                if not self.alive():
+                    raise
+        self._answer()
 
     def collect(self) -> RunResult:
         """The oldest queued run's end: every process of it is dead by then."""

@@ -24,6 +24,9 @@ to the trusted side (:mod:`harness.languages.launch`): one JSON message per requ
   ``{"error": why}``. A program whose output is read only after it ended (a stdio test) needs
   nothing between, and every message between the two processes is a wake-up of each, which a
   loaded machine makes dear. Runs may be queued: each starts once the one before has ended.
+* ``{"op": "cancel"}``: every run queued before it and not answered yet ends now (the running
+  one killed, the others never started), each answered with ``"cancelled": true``; then
+  ``{"ok": true}``.
 
 One program runs at a time. Its accounting comes from kernel counters this trusted process
 reads, never from the program: CPU times are the change of ``RUSAGE_CHILDREN`` over the run
@@ -35,6 +38,8 @@ process's reaped-children counters (``/proc/self/io`` minus its own thread's).
 
 from __future__ import annotations
 
+import array
+import collections
 import ctypes
 import fcntl
 import gc
@@ -265,7 +270,9 @@ class Spawner:
         finally:
             sock.close()
 
-    def run(self, req: dict[str, Any], fds: list[int], data: bytes) -> dict[str, Any]:
+    def run(
+        self, req: dict[str, Any], fds: list[int], data: bytes, inbox: Inbox | None = None
+    ) -> dict[str, Any]:
         """Spawn, wait and finish: one answer for the whole run.
 
         The starter execs microseconds after it starts, so its program's end is waited for
@@ -278,17 +285,24 @@ class Spawner:
             if "error" in started:
                 return started
         begun = time.monotonic()
-        status = self.wait(float(req["timeout"]))["status"]  # None: it still ran (timed out)
+        status = self.wait(float(req["timeout"]), inbox)["status"]  # None: still ran
         wall = time.monotonic() - begun
         if self.starter:
             started = self._exec_result(status_r)  # at its end by now: no wait
             if "error" in started:
                 return started
-        return {**self.finish(), "status": status, "wall_s": round(wall, 6)}
+        cancelled = {"cancelled": True} if inbox is not None and inbox.cancels else {}
+        return {**self.finish(), "status": status, "wall_s": round(wall, 6), **cancelled}
 
-    def wait(self, timeout: float) -> dict[str, Any]:
+    def wait(self, timeout: float, inbox: Inbox | None = None) -> dict[str, Any]:
+        """Until the program ends or ``timeout`` runs out (or ``inbox`` gets a cancel)."""
         if self.pid and self.status is None:
-            select.select([self.pidfd], [], [], max(0.0, timeout))
+            deadline = time.monotonic() + max(0.0, timeout)
+            while True:
+                watch = [self.pidfd] if inbox is None or inbox.closed else [self.pidfd, inbox.sock]
+                ready = select.select(watch, [], [], max(0.0, deadline - time.monotonic()))[0]
+                if not ready or self.pidfd in ready or (inbox is not None and inbox.cancelled()):
+                    break
             self._reap_main(os.WNOHANG)
         return {"status": self.status}
 
@@ -426,6 +440,60 @@ def _starter_works(path: str) -> bool:
         return False
 
 
+class Inbox:
+    """The trusted side's requests, read ahead of their turn while a run is waited for: a
+    ``cancel`` among them ends every run queued before it, the running one killed and the
+    others never started (tests queued behind a failed one, which nothing will judge)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.ahead: collections.deque[tuple[bytes, list[int]]] = collections.deque()
+        self.cancels = 0  # cancels read and not yet served
+        self.closed = False
+
+    def next(self) -> tuple[bytes, list[int]]:
+        """The next request (b"" once the trusted side is gone)."""
+        if not self.ahead and not self.closed:
+            self._read(0)
+        return self.ahead.popleft() if self.ahead else (b"", [])
+
+    def cancelled(self) -> bool:
+        """Whether a cancel has come, after reading whatever has come meanwhile."""
+        try:
+            while not self.closed:
+                self._read(socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            pass
+        return self.cancels > 0
+
+    def _read(self, flags: int) -> None:
+        try:
+            data, fds = _recv(self.sock, flags)
+        except BlockingIOError:
+            raise
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            self.closed = True
+            return
+        self.ahead.append((data, fds))
+        if b'"op": "cancel"' in data:
+            self.cancels += 1
+
+
+_FDS_SPACE = socket.CMSG_LEN(16 * array.array("i").itemsize)
+
+
+def _recv(sock: socket.socket, flags: int) -> tuple[bytes, list[int]]:
+    """One message and the fds it carries (``socket.recv_fds`` drops ``flags`` before 3.12)."""
+    data, ancillary, _, _ = sock.recvmsg(1 << 20, _FDS_SPACE, flags)
+    fds = array.array("i")
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    return data, list(fds)
+
+
 def serve(sock: socket.socket, pid1: bool, starter: str | None = None) -> None:
     spawner = Spawner(pid1, sock.fileno())
     # Only with the filter on this process: the starter installs none itself.
@@ -433,19 +501,22 @@ def serve(sock: socket.socket, pid1: bool, starter: str | None = None) -> None:
         spawner.starter = starter
     sock.send(json.dumps({"ready": True}).encode(), socket.MSG_NOSIGNAL)
     spawner.prepare()
+    inbox = Inbox(sock)
     while True:
-        try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
-        except (ConnectionError, OSError):
-            return
+        data, fds = inbox.next()
         if not data:
             return
         req = json.loads(data)
         try:
-            if req["op"] == "spawn":
+            if req["op"] == "cancel":
+                inbox.cancels -= 1
+                reply = {"ok": True}
+            elif req["op"] == "run" and inbox.cancels:  # queued before a cancel: never started
+                reply = {"status": None, "resources": {}, "cancelled": True}
+            elif req["op"] == "spawn":
                 reply = spawner.spawn(req, fds, data)
             elif req["op"] == "run":
-                reply = spawner.run(req, fds, data)
+                reply = spawner.run(req, fds, data, inbox)
             elif req["op"] == "wait":
                 reply = spawner.wait(float(req["timeout"]))
             elif req["op"] == "finish":

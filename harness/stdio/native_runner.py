@@ -163,7 +163,8 @@ def run_tests(
     Tests are queued a few ahead of the one being judged (the sandbox runs them one after
     another, each a fresh process, uid and folder): the spawner goes from one test to the next
     while this process judges. The window grows only while tests end normally, so a program
-    that loops costs one time limit, not one per test queued ahead."""
+    that loops from the first test costs one time limit, and the tests queued behind a failed
+    one are cancelled (the running one killed, the others never started)."""
     memory_mb += RUNTIME_SLACK_MB.get(prepared.build.base.name, 0)
     queue: list[_Queued] = []
     submitted, window = 0, 0
@@ -174,8 +175,7 @@ def run_tests(
                 submitted += 1
             run = _collect(prepared, queue.pop(0))
             if starved(run, time_limit_s):  # once more: the machine may have been busy
-                for queued in queue:  # its turn comes first
-                    _drop(prepared, queued)
+                _drop(prepared, queue)  # its turn comes first
                 queue, submitted = [], index + 1
                 run = run_one(prepared, text, time_limit_s, memory_mb)
             yield run
@@ -183,8 +183,7 @@ def run_tests(
                 return
             window = min(READ_AHEAD, window + 1) if run.end == "exited" else 0
     finally:
-        for queued in queue:  # queued before a failure: run, never judged
-            _drop(prepared, queued)
+        _drop(prepared, queue)  # queued behind a failure: cancelled, never judged
 
 
 def run_one(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) -> TestRun:
@@ -249,7 +248,7 @@ def _submit(prepared: Prepared, text: str, time_limit_s: float, memory_mb: int) 
 def _collect(prepared: Prepared, queued: _Queued) -> TestRun:
     """The oldest submitted test's run: the spawner answers once every process of it is
     dead, so its output is read only then."""
-    stdin, stdout, stderr = queued.fds
+    _, stdout, stderr = queued.fds
     try:
         done = prepared.launcher.collect()
         output = os.pread(stdout, OUTPUT_LIMIT_BYTES + 1, 0)
@@ -278,12 +277,20 @@ def _collect(prepared: Prepared, queued: _Queued) -> TestRun:
     )
 
 
-def _drop(prepared: Prepared, queued: _Queued) -> None:
-    """Wait for a queued test that will not be judged, and clean up after it."""
+def _drop(prepared: Prepared, queue: list[_Queued]) -> None:
+    """Cancel queued tests that will not be judged (the running one is killed, the others
+    never start: a program that loops costs one time limit), and clean up after them."""
+    if not queue:
+        return
     try:
-        _collect(prepared, queued)
+        prepared.launcher.cancel()
     except launch.LaunchError:
-        pass
+        pass  # the sandbox is gone, and its runs with it
+    finally:
+        for queued in queue:
+            for fd in queued.fds:
+                os.close(fd)
+            prepared.launcher.remove(queued.folder)
 
 
 def _startup_allowance(prepared: Prepared) -> float:
