@@ -3,10 +3,15 @@
 A problem whose loader sets ``metadata["stop_at_first_failure"]`` (EvalPlus's suites: hundreds of
 inputs per problem, and evalplus itself stops at the first failure unless asked for details)
 runs its cases in parts, each one child of the fork server: every group of cases (``base``,
-``plus``) starts a part of its own, and a large group is cut into parts that grow fourfold
-(64, 256, 1024, ...). The trusted side judges each part as it comes back and runs no part after
-one that failed, so a program wrong on a base input costs only its base inputs, and a correct
-one a handful of forks more than a single child.
+``plus``) starts a part of its own, and a large group is cut into parts whose cost grows
+fourfold. A case's cost is the reference's measured time on it (calibration's
+``reference_durations``) plus the harness's own per case; the first part of a group costs
+about four parts' fixed cost (a fork, the program loaded, a round trip), so a correct program
+of cheap inputs runs a group in one or two parts and a wrong one wastes at most a few
+milliseconds past its failure, while a group of slow inputs is cut finer. Without measured
+times, parts grow by count (64, 256, 1024, ...). The trusted side judges each part as it
+comes back and runs no part after one that failed, so a program wrong on a base input costs
+only its base inputs, and a correct one a fork or two more than a single child.
 
 The values still come back from the sandbox and are judged in the trusted process; only the
 number of children changes. A reward that needs every case (partial credit), a run that asks
@@ -22,8 +27,14 @@ from harness.records import EVERY_CASE, STOP_AT_FIRST_FAILURE, Problem
 from harness.sandbox import CaseExecution, SampleExecution, SandboxSettings
 from harness.sandbox.api import RESOURCE_KEYS, empty_resources
 
-FIRST_PART = 64  # cases in a group's first part
-GROWTH = 4  # each next part of a group is this many times larger
+FIRST_PART = 64  # cases in a group's first part, when the reference's times are unknown
+GROWTH = 4  # each next part of a group is this many times larger (in cases, or in cost)
+# Seconds a part costs beside its cases (measured: the fork server and the child ~3.5 ms of
+# CPU, the trusted side ~0.5 ms), and the harness's own seconds per case (its value encoded,
+# framed, forwarded, decoded and judged: ~30 us), to which the reference's time is added.
+PART_S = 0.004
+CASE_S = 0.00003
+FIRST_COST_S = GROWTH * PART_S  # a group's first part, in estimated seconds
 NOT_RUN = "not run: an earlier case failed (only the verdict counts)"
 STOPPED_NOTE = "stopped at the first failed part of its cases"
 # Of each of stdout and stderr, over all parts: what one child may write.
@@ -43,6 +54,7 @@ def parts_of(problem: Problem) -> tuple[Part, ...]:
     count = len(problem.cases)
     if not stops_at_first_failure(problem) or count == 0:
         return ((0, count),)
+    durations = (problem.metadata or {}).get("reference_durations") or {}
     parts: list[Part] = []
     start = 0
     while start < count:
@@ -50,12 +62,41 @@ def parts_of(problem: Problem) -> tuple[Part, ...]:
         end = start
         while end < count and oracle_group(problem.cases[end].case_id) == group:
             end += 1
-        size = FIRST_PART
-        while start < end:
-            stop = min(end, start + size)
-            parts.append((start, stop))
-            start, size = stop, size * GROWTH
+        ids = [case.case_id for case in problem.cases[start:end]]
+        if all(case_id in durations for case_id in ids):
+            costs = [CASE_S + float(durations[case_id]) for case_id in ids]
+            parts += _by_cost(start, costs)
+        else:
+            parts += _by_count(start, end)
+        start = end
     return tuple(parts)
+
+
+def _by_count(start: int, end: int) -> list[Part]:
+    """Parts of cases ``[start, end)`` of 64, 256, 1024, ... cases."""
+    parts: list[Part] = []
+    size = FIRST_PART
+    while start < end:
+        stop = min(end, start + size)
+        parts.append((start, stop))
+        start, size = stop, size * GROWTH
+    return parts
+
+
+def _by_cost(start: int, costs: list[float]) -> list[Part]:
+    """Parts of the cases from ``start`` on, whose estimated ``costs`` they sum, each at most
+    ``FIRST_COST_S``, then ``GROWTH`` times the one before (a case alone may cost more)."""
+    parts: list[Part] = []
+    budget = FIRST_COST_S
+    index = 0
+    while index < len(costs):
+        stop, spent = index + 1, costs[index]
+        while stop < len(costs) and spent + costs[stop] <= budget:
+            spent += costs[stop]
+            stop += 1
+        parts.append((start + index, start + stop))
+        index, budget = stop, budget * GROWTH
+    return parts
 
 
 def merged(executions: Sequence[SampleExecution]) -> SampleExecution:

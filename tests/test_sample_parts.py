@@ -15,7 +15,16 @@ from hypothesis import strategies as st
 from harness.evaluate import evaluate
 from harness.records import EVERY_CASE, STOP_AT_FIRST_FAILURE, CheckCase, Problem, Sample
 from harness.reward import load_reward_config
-from harness.sample_parts import FIRST_PART, GROWTH, NOT_RUN, merged, parts_of
+from harness.runtime import loaded_suite
+from harness.sample_parts import (
+    CASE_S,
+    FIRST_COST_S,
+    FIRST_PART,
+    GROWTH,
+    NOT_RUN,
+    merged,
+    parts_of,
+)
 from harness.sandbox import CaseExecution, SampleExecution
 from suites.registry import load_suite
 
@@ -53,6 +62,57 @@ def test_parts_cover_every_case_in_order_and_never_cross_a_group(groups) -> None
         for index, (a, b) in enumerate(mine):
             assert b - a == min(FIRST_PART * GROWTH**index, start + size - a)
         start += size
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["base", "plus"]),
+            st.lists(st.floats(0, 0.05) | st.just(0.0), min_size=1, max_size=1500),
+        ),
+        min_size=1,
+        max_size=2,
+        unique_by=lambda group: group[0],
+    )
+)
+def test_parts_by_the_references_times_grow_fourfold_in_cost(groups) -> None:
+    durations = {f"{name}_{i}": t for name, times in groups for i, t in enumerate(times)}
+    problem = _problem(
+        [(name, len(times)) for name, times in groups],
+        **{STOP_AT_FIRST_FAILURE: True, "reference_durations": durations},
+    )
+    parts = parts_of(problem)
+    assert parts[0][0] == 0 and parts[-1][1] == len(problem.cases)
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(parts, parts[1:], strict=False))
+    cost = [CASE_S + durations[c.case_id] for c in problem.cases]
+    start = 0
+    for _name, times in groups:
+        mine = [p for p in parts if start <= p[0] < start + len(times)]
+        assert mine[-1][1] == start + len(times)  # never across groups
+        for index, (a, b) in enumerate(mine):
+            # within its budget, unless it is one case; the next case would not have fit
+            budget = FIRST_COST_S * GROWTH**index
+            assert b - a == 1 or sum(cost[a:b]) <= budget + 1e-12
+            if b < start + len(times):
+                assert sum(cost[a : b + 1]) > budget
+        start += len(times)
+
+
+def test_cheap_inputs_run_in_few_parts_and_slow_ones_in_finer_parts() -> None:
+    cheap = {f"plus_{i}": 2e-6 for i in range(1000)} | {f"base_{i}": 2e-6 for i in range(10)}
+    problem = _problem(
+        [("base", 10), ("plus", 1000)],
+        **{STOP_AT_FIRST_FAILURE: True, "reference_durations": cheap},
+    )
+    assert len(parts_of(problem)) == 3  # base, then about 16 ms of inputs, then the rest
+    slow = cheap | {f"plus_{i}": 0.01 for i in range(100)}
+    problem = _problem(
+        [("base", 10), ("plus", 1000)],
+        **{STOP_AT_FIRST_FAILURE: True, "reference_durations": slow},
+    )
+    parts = parts_of(problem)
+    assert parts[1] == (10, 11) and parts[2] == (11, 17)  # 10 ms inputs: one, then six
 
 
 def test_one_part_unless_the_problem_stops_at_its_first_failure() -> None:
@@ -149,12 +209,15 @@ def test_a_sample_stops_at_its_first_failed_part_with_the_verdicts_of_every_case
             assert {**same, "duration_s": 0} == {**first, "duration_s": 0}
     assert not _not_run(fast["reference"]) and fast["reference"]["passed"]
     assert not _not_run(fast["wrong-on-the-last"])  # every part ran; the last one failed
-    # base (7) ran, plus did not; plus_100 sits in the second plus part (64..320), plus_3 in
-    # the first (0..64): the parts after those are not run
+    # base (7) ran, plus did not; the parts after the one holding plus_100 (plus_3) are not
+    # run, and they are where the parts of the problem (by the reference's times) say
     assert _not_run(fast["wrong-on-base"]) == [f"plus_{i}" for i in range(999)]
     assert _not_run(fast["exits"]) == [f"plus_{i}" for i in range(999)]
-    assert _not_run(fast["wrong-on-plus-100"]) == [f"plus_{i}" for i in range(320, 999)]
-    assert _not_run(fast["loops-on-plus-3"]) == [f"plus_{i}" for i in range(64, 999)]
+    timed = next(p for p in loaded_suite(tmp_path / "a" / "suite").problems.values())
+    ends = [stop - 7 for _start, stop in parts_of(timed)[1:]]  # in plus_ numbers
+    for name, failing in (("wrong-on-plus-100", 100), ("loops-on-plus-3", 3)):
+        end = next(stop for stop in ends if stop > failing)
+        assert _not_run(fast[name]) == [f"plus_{i}" for i in range(end, 999)], name
     assert fast["loops-on-plus-3"]["status"] == "timeout"
     notes = fast["wrong-on-base"]["execution"]["notes"]
     assert "stopped at the first failed part of its cases: 999 cases not run" in notes

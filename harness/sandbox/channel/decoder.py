@@ -51,6 +51,7 @@ _HEX_INT = leaves.HEX_INT
 _VECTOR_KINDS = frozenset(("l", "t"))
 _VECTOR_NUMBERS = frozenset((int, bool, float, type(None)))
 _STR_ONLY = frozenset((str,))
+_INT_ONLY = frozenset((int,))
 _VECTOR_INT = 1 << 60  # as the encoder's: such ints hash as themselves and parse linearly
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _NP_DTYPE = re.compile(r"[<>|=]?[biufcUSO][0-9]{0,6}\Z")
@@ -353,7 +354,10 @@ def _vector(data: list[Any], depth: int, budget: list[Any]) -> Any:
         raise TooLarge(f"value too large: over {MAX_NODES} parts")
     _units(count, budget, "a container")
     types = set(map(type, items))
-    if types <= _VECTOR_NUMBERS:
+    if types == _INT_ONLY:
+        if not (-_VECTOR_INT < min(items) and max(items) < _VECTOR_INT):
+            raise ChannelError("bad int in a vector")
+    elif types <= _VECTOR_NUMBERS:
         if int in types:
             ints = list(compress(items, map(operator.is_, map(type, items), repeat(int))))
             if not (-_VECTOR_INT < min(ints) and max(ints) < _VECTOR_INT):

@@ -117,6 +117,7 @@ _is = operator.is_
 # ints hash as themselves, so no hash flood; JSON reads them in linear time).
 _VECTOR_NUMBERS = frozenset((int, bool, float, _type(None)))
 _STR_ONLY = frozenset((str,))
+_INT_ONLY = frozenset((int,))
 _VECTOR_INT = 1 << 60
 _digest, _summary = canonical.digest, canonical.summary
 
@@ -348,7 +349,11 @@ def _vector(kind: str, items: list[Any], depth: int, budget: list[int]) -> list[
         return None
     types = _set(_map(_type, items))
     count = _len(items)
-    if types <= _VECTOR_NUMBERS:
+    if types == _INT_ONLY:  # the common case: no filtering
+        if not (-_VECTOR_INT < _min(items) and _max(items) < _VECTOR_INT):
+            return None
+        size = count
+    elif types <= _VECTOR_NUMBERS:
         if int in types:
             ints = _list(_compress(items, _map(_is, _map(_type, items), _repeat(int))))
             if not (-_VECTOR_INT < _min(ints) and _max(ints) < _VECTOR_INT):
