@@ -50,19 +50,22 @@ def test_workers_give_the_rows_of_the_in_process_path(tmp_path) -> None:
 
 
 def judge_while_killing(tmp_path, samples: list[Sample], kills: int) -> dict[str, Any]:
-    """Judge ``samples`` with one worker, killing it ``kills`` times once the first row is back
-    (each kill lands while the worker judges the second sample); rows by sample id."""
+    """Judge ``samples`` with one worker, killing it ``kills`` times, each time while the
+    worker judges the second sample of its job (its slot says so; the first sample's row is
+    then still in the worker: rows are written a few at a time); rows by sample id."""
     prepared = prepare_suite(problems(), samples, tmp_path / "suite", RunSettings(timeout_s=120))
     keys = [(s.task_id, s.sample_id) for s in samples]
-    pool, rows = WorkerPool(1), {}
-    judging = threading.Thread(target=pool._judge_share, args=(0, prepared.root, keys, rows))
+    pool, rows, texts = WorkerPool(1), {}, {}
+    judging = threading.Thread(target=pool._judge_share, args=(0, prepared.root, keys, rows, texts))
     judging.start()
     deadline = time.monotonic() + 120
-    while len(rows) < 1 and time.monotonic() < deadline:  # the first row is back
-        time.sleep(0.05)
     for _ in range(kills):
-        worker = pool._workers[0]
-        time.sleep(0.3)  # it is judging the second sample
+        while time.monotonic() < deadline:
+            worker = pool._workers[0]
+            if worker is not None and worker.running() == 1:
+                break
+            time.sleep(0.02)
+        time.sleep(0.3)  # into the second sample's run
         worker.process.kill()  # type: ignore[union-attr]
         while pool._workers[0] in (worker, None) and time.monotonic() < deadline:
             time.sleep(0.02)  # the pool starts a fresh worker for the rest

@@ -94,11 +94,13 @@ def judge_suite(
     root: Path,
     keys: Sequence[Key] | None = None,
     emit: Callable[[dict[str, Any]], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """The ``results.jsonl`` rows of a compiled suite's samples (``keys``: only those), judged
     in this process, one row per sample always, in the order of ``keys``.
 
-    ``emit`` is given each row as soon as it is built (a worker streams them back).
+    ``emit`` is given each row as soon as it is built (a worker streams them back);
+    ``on_start`` the index in ``keys`` of each sample before it is run and judged.
     """
     suite = loaded_suite(root)
     by_key = {(row["task_id"], row["sample_id"]): row for row in suite.sample_rows}
@@ -106,6 +108,8 @@ def judge_suite(
     functions: dict[str, CheckFunctions] = {}
     rows = []
     for index, key in enumerate(keys):
+        if on_start is not None:
+            on_start(index)
         problem = suite.problems[key[0]]
         outcomes = SampleOutcomes(problem.suite, key[0], key[1])
 

@@ -9,10 +9,13 @@ worker takes the next job when it is done with its last, so one slow problem nev
 other workers idle behind a fixed share. Workers stay up across calls, so a trainer's batches
 reuse their fork servers.
 
-A worker that dies mid-share costs only the sample it was judging: that sample is judged again
-on a fresh worker (a kill from outside, such as the OOM killer's, is no verdict on it), and
-fails, as the plugin's items fail when an xdist worker dies, only if it takes down that worker
-too (a crash while judging its values); the rest of the share goes to a fresh worker.
+A worker writes its rows a few at a time (a line read is a wake-up of this process, which cost
+more than reading the row) and names the sample it is judging in a shared 8-byte slot. One that
+dies mid-share costs only the sample it was judging: that sample is judged again on a fresh
+worker (a kill from outside, such as the OOM killer's, is no verdict on it), and fails, as the
+plugin's items fail when an xdist worker dies, only if it takes down that worker too (a crash
+while judging its values); the rest of the share, rows it had not written yet included, goes
+to a fresh worker.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from __future__ import annotations
 import atexit
 import json
 import math
+import mmap
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.pipeline.judge import Key
+from harness.pipeline.worker import DONE, SLOT, SLOT_ENV
 from harness.results import CaseOutcome, SampleOutcomes, build_row
 from harness.runtime import loaded_suite
 
@@ -41,23 +47,37 @@ class WorkerDied(RuntimeError):
 
 
 class _Worker:
-    """One worker process and its two pipes."""
+    """One worker process, its two pipes and its slot (the index of the sample it judges)."""
 
     def __init__(self) -> None:
         env = dict(os.environ)
         # The worker imports this very harness (a checkout beside an installed copy included).
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (_HARNESS_ROOT, env.get("PYTHONPATH"))))
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "harness.pipeline.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            text=True,
-            encoding="utf-8",
-        )
+        # An unnamed file both map: nothing to remove, whatever becomes of the worker.
+        with tempfile.TemporaryFile() as fh:
+            fh.write(SLOT.pack(-1))
+            fh.flush()
+            self.slot = mmap.mmap(fh.fileno(), SLOT.size)
+            env[SLOT_ENV] = str(fh.fileno())
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "harness.pipeline.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                text=True,
+                encoding="utf-8",
+                pass_fds=(fh.fileno(),),
+            )
 
-    def run(self, root: Path, keys: Sequence[Key], rows: dict[Key, dict[str, Any]]) -> None:
-        """Judge ``keys``; each row lands in ``rows`` as it arrives. Raises :class:`WorkerDied`."""
+    def run(
+        self,
+        root: Path,
+        keys: Sequence[Key],
+        rows: dict[Key, dict[str, Any]],
+        texts: dict[Key, str],
+    ) -> None:
+        """Judge ``keys``; each row lands in ``rows`` (and its JSON text in ``texts``) as it
+        arrives. Raises :class:`WorkerDied`."""
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             self.process.stdin.write(json.dumps({"root": str(root), "keys": list(keys)}) + "\n")
@@ -65,12 +85,18 @@ class _Worker:
         except OSError as exc:
             raise WorkerDied(f"could not send the job: {exc}") from None
         for line in self.process.stdout:
-            answer = json.loads(line)
-            if answer.get("done"):
+            if line.startswith(DONE):
                 return
-            row = answer["row"]
-            rows[(row["task_id"], row["sample_id"])] = row
+            text = line.rstrip("\n")
+            row = json.loads(text)
+            key = (row["task_id"], row["sample_id"])
+            rows[key], texts[key] = row, text
         raise WorkerDied(f"the judging worker exited with code {self._exit_code()}")
+
+    def running(self) -> int | None:
+        """The index in its job of the sample the worker judges now (None: between samples)."""
+        (index,) = SLOT.unpack_from(self.slot, 0)
+        return None if index < 0 else index
 
     def _exit_code(self) -> int | None:
         try:
@@ -94,22 +120,31 @@ class WorkerPool:
         self._lock = threading.Lock()  # one batch at a time: a worker serves one job
 
     def judge(
-        self, root: Path, keys: Sequence[Key], costs: Mapping[str, float]
+        self,
+        root: Path,
+        keys: Sequence[Key],
+        costs: Mapping[str, float],
+        texts: dict[Key, str] | None = None,
     ) -> list[dict[str, Any]]:
         """The rows of ``keys`` of the suite compiled in ``root``, in the order of ``keys``.
 
         ``costs``: each task's estimated seconds per sample, to order and size the jobs.
+        ``texts``, when given, gets each row's JSON text (results.jsonl's line) by key.
         """
         with self._lock:
-            return self._judge(root, keys, costs)
+            return self._judge(root, keys, costs, {} if texts is None else texts)
 
     def _judge(
-        self, root: Path, keys: Sequence[Key], costs: Mapping[str, float]
+        self,
+        root: Path,
+        keys: Sequence[Key],
+        costs: Mapping[str, float],
+        texts: dict[Key, str],
     ) -> list[dict[str, Any]]:
         rows: dict[Key, dict[str, Any]] = {}
         jobs = deque(plan_jobs(keys, self.size, costs))
         threads = [
-            threading.Thread(target=self._take_jobs, args=(slot, root, jobs, rows))
+            threading.Thread(target=self._take_jobs, args=(slot, root, jobs, rows, texts))
             for slot in range(min(self.size, len(jobs)))
         ]
         for thread in threads:
@@ -119,17 +154,27 @@ class WorkerPool:
         return [rows[key] for key in keys]
 
     def _take_jobs(
-        self, slot: int, root: Path, jobs: deque[list[Key]], rows: dict[Key, dict[str, Any]]
+        self,
+        slot: int,
+        root: Path,
+        jobs: deque[list[Key]],
+        rows: dict[Key, dict[str, Any]],
+        texts: dict[Key, str],
     ) -> None:
         while True:
             try:
                 job = jobs.popleft()  # atomic: two threads never take the same job
             except IndexError:
                 return
-            self._judge_share(slot, root, job, rows)
+            self._judge_share(slot, root, job, rows, texts)
 
     def _judge_share(
-        self, slot: int, root: Path, share: list[Key], rows: dict[Key, dict[str, Any]]
+        self,
+        slot: int,
+        root: Path,
+        share: list[Key],
+        rows: dict[Key, dict[str, Any]],
+        texts: dict[Key, str],
     ) -> None:
         todo = share
         retried: set[Key] = set()
@@ -138,21 +183,26 @@ class WorkerPool:
             if worker is None or worker.process.poll() is not None:
                 worker = self._workers[slot] = _Worker()
             try:
-                worker.run(root, todo, rows)
+                worker.run(root, todo, rows, texts)
                 return
             except WorkerDied as exc:
                 self._workers[slot] = None
-                done = 0
-                while done < len(todo) and todo[done] in rows:
-                    done += 1
-                if done < len(todo):  # the sample it was judging when it died
-                    key = todo[done]
-                    if key in retried:  # it took down two fresh workers: its own doing
-                        rows[key] = crashed_row(root, key, str(exc))
-                        done += 1
-                    else:  # a kill from outside (an operator, the OOM killer): judge it again
-                        retried.add(key)
-                todo = todo[done:]
+                left = [key for key in todo if key not in rows]  # rows not written die with it
+                if not left:
+                    return
+                # The sample it was judging: its slot's; else (it died between samples, or
+                # before its first) the first without a row.
+                running = worker.running()
+                key = todo[running] if running is not None and running < len(todo) else left[0]
+                if key in rows:
+                    key = left[0]
+                if key in retried:  # it took down two fresh workers: its own doing
+                    rows[key] = crashed_row(root, key, str(exc))
+                    texts[key] = json.dumps(rows[key])
+                    left.remove(key)
+                else:  # a kill from outside (an operator, the OOM killer): judge it again
+                    retried.add(key)
+                todo = left
 
     def close(self) -> None:
         for worker in self._workers:

@@ -57,10 +57,12 @@ def evaluate_local(
             from harness.pipeline.pool import shared_pool
 
             costs = {p.task_id: sample_cost(p) for p in prepared.problems}
-            rows = shared_pool(workers).judge(prepared.root, keys, costs)
+            texts: dict[tuple[str, str], str] = {}
+            rows = shared_pool(workers).judge(prepared.root, keys, costs, texts)
         else:
+            texts = {}
             rows = judge_suite(prepared.root, keys)
-        write_results(out, rows, summarize(rows, [1], {"path": "in-process"}))
+        write_results(out, rows, summarize(rows, [1], {"path": "in-process"}), texts)
     if row_extras is not None:
         rows = with_extras(rows, samples, row_extras)
     if prepared.reward_config is not None:
@@ -106,11 +108,21 @@ def check_tasks(problems: Sequence[Problem], samples: Sequence[Sample]) -> None:
         )
 
 
-def write_results(out: Path, rows: Sequence[dict[str, Any]], summary: dict[str, Any]) -> None:
-    """``results.jsonl`` and ``summary.json`` in ``out``."""
+def write_results(
+    out: Path,
+    rows: Sequence[dict[str, Any]],
+    summary: dict[str, Any],
+    texts: Mapping[tuple[str, str], str] | None = None,
+) -> None:
+    """``results.jsonl`` and ``summary.json`` in ``out``; ``texts``: rows' JSON text by key,
+    where a worker already wrote it."""
+    texts = texts or {}
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "results.jsonl", "w") as fh:
-        fh.writelines(json.dumps(row) + "\n" for row in rows)
+        fh.writelines(
+            (texts.get((row["task_id"], row["sample_id"])) or json.dumps(row)) + "\n"
+            for row in rows
+        )
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 

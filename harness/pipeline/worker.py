@@ -2,42 +2,84 @@
 
 It reads one job per line on stdin (``{"root": ..., "keys": [[task_id, sample_id], ...]}``),
 judges those samples with :func:`harness.pipeline.judge.judge_suite` and answers on the
-stdout it was started with: ``{"row": ...}`` per sample as soon as it is judged, then
-``{"done": true}``. Its own fd 1 then points at stderr, so nothing a check prints can reach
-the answer channel. It stays up between jobs: its fork server and check modules stay warm.
+stdout it was started with: each sample's ``results.jsonl`` row as one line of JSON, then
+``{"done": true}``. Rows are written in batches (``ROWS_PER_WRITE``, or once the oldest has
+waited ``ROWS_AGE_S``, and at the end of the job): a line read is a wake-up of the caller's
+thread, which cost it more CPU than reading the row. The index of the sample it is judging
+sits in an 8-byte file the pool shares (its descriptor in ``SLOT_ENV``; -1 between samples),
+so the pool knows which sample a dead worker was judging even when the rows before it were not
+written yet. Its own fd 1 points at stderr, so nothing a check prints can reach the answer
+channel. It stays up between jobs: its fork server and check modules stay warm.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
+import struct
 import sys
+import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
+
+DONE = '{"done": true}'
+SLOT_ENV = "CODEEVAL_POOL_SLOT"
+SLOT = struct.Struct("<q")
+ROWS_PER_WRITE = 32
+ROWS_AGE_S = 0.25
 
 
-def serve(jobs: TextIO, answers: TextIO) -> None:
+def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
     from harness.pipeline.judge import judge_suite
 
-    def emit(row: dict) -> None:
-        answers.write(json.dumps({"row": row}) + "\n")
+    kept: list[str] = []
+    first_at = 0.0
+
+    def write() -> None:
+        answers.write("".join(text + "\n" for text in kept))
         answers.flush()
+        kept.clear()
+
+    def emit(row: dict[str, Any]) -> None:
+        nonlocal first_at
+        if not kept:
+            first_at = time.monotonic()
+        kept.append(json.dumps(row))
+        if len(kept) >= ROWS_PER_WRITE or time.monotonic() - first_at >= ROWS_AGE_S:
+            write()
+
+    def running(index: int) -> None:
+        if slot is not None:
+            SLOT.pack_into(slot, 0, index)
 
     for line in jobs:
         if not line.strip():
             continue
         job = json.loads(line)
         keys = [(str(task_id), str(sample_id)) for task_id, sample_id in job["keys"]]
-        judge_suite(Path(job["root"]), keys, emit)
-        answers.write('{"done": true}\n')
-        answers.flush()
+        judge_suite(Path(job["root"]), keys, emit, on_start=running)
+        running(-1)
+        kept.append(DONE)
+        write()
+
+
+def _slot() -> Any:
+    """The slot the pool shares (a descriptor it passed), mapped; None without one."""
+    fd = os.environ.pop(SLOT_ENV, "")
+    if not fd.isdigit():
+        return None
+    try:
+        return mmap.mmap(int(fd), SLOT.size)
+    finally:
+        os.close(int(fd))
 
 
 def main() -> None:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # prints of check code and libraries go to stderr, never to the answers
     sys.stdout = sys.stderr
-    serve(sys.stdin, answers)
+    serve(sys.stdin, answers, _slot())
 
 
 if __name__ == "__main__":
