@@ -171,6 +171,12 @@ def test_comparing_a_digest_with_a_plain_value_costs_little() -> None:
         ["v", "d", [1]],
         ["v", "l", {"a": 1}],
         ["S", [["v", "l", [1]]]],  # a list vector is not hashable
+        ["vf", "l", "AAAAAAAA8D8", []],  # not base64 of whole float64s
+        ["vf", "l", "AAAAAAAA8D8=", [1]],  # an int position past the end
+        ["vf", "l", "AAAAAAAA+D8=", [0]],  # 1.5 where an int is said to be
+        ["vf", "l", "AAAAAAAA8D8=", [0, 0]],
+        ["vf", "l", "AAAAAAAA8D8=", ["0"]],
+        ["vf", "d", "AAAAAAAA8D8=", []],
     ],
 )
 def test_forged_digest_and_vector_nodes_are_channel_errors(node: list[Any]) -> None:
@@ -190,6 +196,17 @@ def test_vectors_keep_types_and_count_as_their_items() -> None:
         codec.decode_value(["v", "l", [0] * codec.MAX_NODES])
     with pytest.raises(codec.TooLarge):
         codec.decode_value(["v", "l", ["x" * 1000] * 5000])  # units, as strings one by one
+    # long lists of floats (with few ints) travel as float64s, exactly, signs and NaNs kept
+    floats = [1, 3] + [i / 7 for i in range(1000)] + [-0.0, float("inf"), float("nan")]
+    sent = codec.encode_value(floats)
+    assert sent[0] == "vf" and sent[3] == [0, 1]
+    back = through_json(floats)
+    assert [type(x) for x in back] == [type(x) for x in floats]
+    assert back[:-1] == floats[:-1] and math.isnan(back[-1])
+    assert math.copysign(1, back[-3]) == -1
+    assert codec.encode_value([1, 2.5] * 100)[0] == "v"  # half ints: JSON
+    with pytest.raises(codec.TooLarge):
+        codec.decode_value(["vf", "l", "A" * 12_000_000, []])
 
 
 @pytest.fixture(scope="module")

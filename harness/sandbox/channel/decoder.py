@@ -16,10 +16,12 @@ rebuilds a node (``_NODES``; the leaves are in :mod:`leaves`).
 from __future__ import annotations
 
 import array
+import binascii
 import collections
 import math
 import operator
 import re
+import sys
 from collections.abc import Callable
 from itertools import compress, repeat
 from typing import Any
@@ -53,6 +55,7 @@ _VECTOR_NUMBERS = frozenset((int, bool, float, type(None)))
 _STR_ONLY = frozenset((str,))
 _INT_ONLY = frozenset((int,))
 _VECTOR_INT = 1 << 60  # as the encoder's: such ints hash as themselves and parse linearly
+b64decode = binascii.a2b_base64
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 _NP_DTYPE = re.compile(r"[<>|=]?[biufcUSO][0-9]{0,6}\Z")
 _NP_ITEM_TYPES: dict[str, tuple[type, ...]] = {
@@ -372,6 +375,48 @@ def _vector(data: list[Any], depth: int, budget: list[Any]) -> Any:
     return value
 
 
+def _doubles(data: list[Any], depth: int, budget: list[Any]) -> Any:
+    """A list or tuple of floats (and, at the indexes given, ints) as little-endian float64s,
+    charged as the items one node each would be."""
+    kind, text, positions = data[1], data[2], data[3]
+    if kind not in _VECTOR_KINDS or type(text) is not str or type(positions) is not list:
+        raise _bad("vf")
+    if depth + 1 > MAX_DEPTH + 2:
+        raise TooLarge(f"value too large: nested deeper than {MAX_DEPTH}")
+    if len(text) > 4 * (MAX_NODES * 8 + 2) // 3 + 4:  # more parts than the bound, at a glance
+        raise TooLarge(f"value too large: over {MAX_NODES} parts")
+    try:
+        raw = b64decode(text.encode("ascii"), strict_mode=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise ChannelError("bad float64s") from None
+    if len(raw) % 8:
+        raise ChannelError("bad float64s")
+    count = len(raw) // 8
+    budget[0] -= count
+    if budget[0] < 0:
+        raise TooLarge(f"value too large: over {MAX_NODES} parts")
+    _units(count, budget, "a container")
+    values = array.array("d")
+    values.frombytes(raw)
+    if sys.byteorder == "big":
+        values.byteswap()
+    items = values.tolist()
+    if positions:
+        if not all(type(i) is int for i in positions) or positions != sorted(set(positions)):
+            raise ChannelError("bad int positions")
+        if positions[0] < 0 or positions[-1] >= count:
+            raise ChannelError("bad int positions")
+        for i in positions:
+            number = items[i]
+            if not (math.isfinite(number) and number.is_integer()):
+                raise ChannelError("an int position holds no int")
+            items[i] = int(number)
+    value = items if kind == "l" else tuple(items)
+    if items:
+        budget[3].append(tuple(items) if kind == "l" else value)
+    return value
+
+
 def _digest(data: list[Any], depth: int, budget: list[Any]) -> Any:
     """A value over the bounds, sent as its digest by equality: a whole value only."""
     sha, summary, comparable = data[1], data[2], data[3]
@@ -403,6 +448,7 @@ _NODES: dict[str, tuple[int | None, _Node]] = {
     "nd": (4, _ndarray),
     "h": (None, _handle),
     "v": (3, _vector),
+    "vf": (4, _doubles),
     "#": (4, _digest),
 }
 _NODES_get = _NODES.get

@@ -118,7 +118,12 @@ _is = operator.is_
 _VECTOR_NUMBERS = frozenset((int, bool, float, _type(None)))
 _STR_ONLY = frozenset((str,))
 _INT_ONLY = frozenset((int,))
+_INT_FLOAT = frozenset((int, float))
 _VECTOR_INT = 1 << 60
+_DOUBLES_MIN = 64  # items of a float vector sent as float64s (shorter ones: JSON)
+_DOUBLE_INT = 1 << 53  # an int up to this is exactly a float64
+_array = array.array
+_BIG_ENDIAN = sys.byteorder == "big"  # float64s travel little-endian
 _digest, _summary = canonical.digest, canonical.summary
 
 _RERAISABLE_IDS = {_id(cls): name for name, cls in wire.RERAISABLE.items()}
@@ -354,6 +359,15 @@ def _vector(kind: str, items: list[Any], depth: int, budget: list[int]) -> list[
             return None
         size = count
     elif types <= _VECTOR_NUMBERS:
+        if count >= _DOUBLES_MIN and types <= _INT_FLOAT and float in types:
+            doubles = _doubles(kind, items, types)
+            if doubles is not None:
+                _units(count, budget)
+                budget[0] -= count
+                budget[1] -= count
+                if budget[0] < 0 or budget[1] < 0:
+                    raise _Limit("too large")
+                return doubles
         if int in types:
             ints = _list(_compress(items, _map(_is, _map(_type, items), _repeat(int))))
             if not (-_VECTOR_INT < _min(ints) and _max(ints) < _VECTOR_INT):
@@ -370,6 +384,27 @@ def _vector(kind: str, items: list[Any], depth: int, budget: list[int]) -> list[
     if budget[0] < 0 or budget[1] < 0:
         raise _Limit("too large")
     return ["v", kind, items]
+
+
+def _doubles(kind: str, items: list[Any], types: Any) -> list[Any] | None:
+    """``["vf", kind, base64 of the float64s, the indexes of the ints]``: a long list of floats
+    with few ints as raw float64s, converted in C on both sides (JSON spends ~300 ns a float
+    writing and reading it back; HumanEval/130 answers a hundred lists of 100,000). Only
+    where each int is exactly a float64; None: the JSON vector."""
+    positions: list[int] = []
+    if int in types:
+        positions = _list(
+            _compress(_range(_len(items)), _map(_is, _map(_type, items), _repeat(int)))
+        )
+        if _len(positions) > _len(items) // 8:
+            return None
+        ints = [items[i] for i in positions]
+        if not (-_DOUBLE_INT <= _min(ints) and _max(ints) <= _DOUBLE_INT):
+            return None
+    values = _array("d", items)
+    if _BIG_ENDIAN:
+        values.byteswap()
+    return ["vf", kind, _b64encode(values.tobytes(), newline=False).decode("ascii"), positions]
 
 
 def _enc_set(value: Any, depth: int, budget: list[int]) -> Any:

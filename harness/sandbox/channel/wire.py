@@ -10,6 +10,7 @@ Y               bytearray                                   bytearray
 l t S F d       list, tuple, set, frozenset, dict           the same
 v               a list or tuple of plain numbers and None,  the same (the items as JSON
                 or of strings                               scalars: no node each)
+vf              a long list or tuple of floats (few ints)   the same (float64s, base64)
 r               range                                       range
 #               a value over the bounds (top level only)    :class:`standins.Digest`
 K V P           dict ``keys()``, ``values()``, ``items()``  views of a trusted dict
