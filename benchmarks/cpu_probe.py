@@ -186,6 +186,8 @@ def summarize_probe(folder: Path, samples: int) -> dict[str, Any]:
     if controller:
         c = controller[0]
         start = c.get("first", c["end"])
+        # Without workers (-n 0) the controller runs the samples: its fork server is below it.
+        out["fork_server_ms"] = 1000 * (c["end"]["below"] - start["below"]) / max(1, samples)
         out["controller_ms"] = 1000 * (c["end"]["cpu"] - start["cpu"]) / max(1, samples)
         if "loop_end" in c:
             loop = c["loop_end"]["cpu"] - start["cpu"]
