@@ -273,6 +273,8 @@ def lean_reports(config: pytest.Config) -> bool:
     logging_plugin = manager.get_plugin("logging-plugin")
     if logging_plugin is not None and logging_plugin._log_cli_enabled():
         return False  # live logs name each phase
+    if config.getoption("durations", None) is not None:
+        return False  # --durations counts the empty phases among those it hides
     dsession = manager.get_plugin("dsession")
     return hasattr(dsession, "_handlefailures")  # --maxfail counted as xdist counts it
 
