@@ -370,16 +370,35 @@ def test_tests_queued_behind_a_time_out_are_cancelled_not_run(
     would each loop to the time limit; they are cancelled (the running one killed)."""
     _needs("cpp")
     program = (
-        "#include <cstdio>\nint main() { long a, b; scanf(\"%ld %ld\", &a, &b);\n"
+        '#include <cstdio>\nint main() { long a, b; scanf("%ld %ld", &a, &b);\n'
         "  if (a >= 4) { volatile unsigned long i = 0; for (;;) i++; }\n"
         '  printf("%ld\\n", a + b); }\n'
     )
     tests = [StdioTest(f"{i} {i}\n", f"{2 * i}\n") for i in range(10)]
     _run(program, "cpp", tests=tests[:1])  # compiled
     sent = _messages(monkeypatch)
+    answers = _answers(monkeypatch)
     started = time.monotonic()
     _, execution = _run(program, "cpp", tests=tests, time_limit_s=1.0)
     elapsed = time.monotonic() - started
     assert _verdicts(execution) == ["passed"] * 4 + ["time_limit"] + ["not_run"] * 5
     assert "cancel" in [op for op, _ in sent]
     assert elapsed < 3.5, elapsed  # one time limit (two if starved), not five
+    cancelled = [a for a in answers if a.get("cancelled")]
+    assert len(cancelled) == 4  # the running one killed at once, the others never started
+    assert all(a["wall_s"] < 0.5 for a in cancelled if "wall_s" in a), cancelled
+
+
+def _answers(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every answer a warm sandbox gives the trusted side."""
+    from harness.languages import launch
+
+    got: list[dict[str, Any]] = []
+    answer = launch.WarmSandbox._answer
+
+    def recorded(self: launch.WarmSandbox) -> dict[str, Any]:
+        got.append(answer(self))
+        return got[-1]
+
+    monkeypatch.setattr(launch.WarmSandbox, "_answer", recorded)
+    return got

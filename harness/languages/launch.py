@@ -104,6 +104,9 @@ class WarmSandbox:
         self.cache_id = _identity(self.cache)  # the folder bound in, not just its name
         self.pid = os.getpid()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # A cancel's wake-up call: the spawner watches this, not the socket, while a run goes
+        # on, so the runs queued meanwhile do not wake it.
+        bell, bell_ours = os.pipe()
         spawner = str(Path(__file__).with_name("spawner.py"))
         confine = str(Path(__file__).with_name("confine.py"))
         shared = SHARED_SECCOMP.is_file()
@@ -121,12 +124,14 @@ class WarmSandbox:
                 *(("--ro-bind", str(SHARED_SECCOMP), SECCOMP) if shared else ()),
                 *(("--ro-bind", native, STARTER) if native else ()),
                 "--chdir", "/tmp", "--",
-                python, "-I", "-S", SPAWNER, str(theirs.fileno()), "--confine", CONFINE,
+                python, "-I", "-S", SPAWNER, str(theirs.fileno()), "--bell", str(bell),
+                "--confine", CONFINE,
                 *(("--seccomp", SECCOMP) if shared else ()),
                 *(("--starter", STARTER) if native else ()),
             ]  # fmt: skip
         else:
             argv = [sys.executable, "-I", "-S", spawner, str(theirs.fileno()), "--subreaper"]
+            argv += ["--bell", str(bell)]
             argv += ["--confine", confine]
             argv += ["--seccomp", str(SHARED_SECCOMP)] if shared else []
             argv += ["--starter", native] if native else []
@@ -140,18 +145,22 @@ class WarmSandbox:
                 stdin=subprocess.DEVNULL,
                 stdout=self.errors,
                 stderr=self.errors,
-                pass_fds=(theirs.fileno(),),
+                pass_fds=(theirs.fileno(), bell),
                 env=sandboxed.environment("/tmp"),
                 start_new_session=True,
             )
         finally:
             theirs.close()
+            os.close(bell)
         self.sock = ours
+        self.bell = bell_ours
         self.pending = False  # a spawn's answer not read yet
         self.queued = 0  # runs submitted whose answers are not read yet (they come in order)
         self._inside_paths: dict[str, str] = {}  # cache entry -> its path inside bubblewrap
         self._copies: dict[str, str] = {}  # cache entry -> its shared copy (no bubblewrap)
-        self._finalizer = weakref.finalize(self, _shutdown, self.proc, ours, self.runs, self.pid)
+        self._finalizer = weakref.finalize(
+            self, _shutdown, self.proc, ours, bell_ours, self.runs, self.pid
+        )
         self.sock.settimeout(START_TIMEOUT_S)
         try:
             hello = self.sock.recv(4096)
@@ -278,6 +287,10 @@ class WarmSandbox:
         if not self.queued:
             return
         self._send({"op": "cancel"}, ())
+        try:
+            os.write(self.bell, b"!")  # after the message: the spawner finds it once woken
+        except OSError:  # the spawner is gone: its answer says so below
+            pass
         while self.queued:
             self.queued -= 1
             try:
@@ -484,8 +497,11 @@ def _close_cache(cache: str) -> None:
                     os.chmod(sub.path, 0o711)
 
 
-def _shutdown(proc: subprocess.Popen[bytes], sock: socket.socket, runs: str, pid: int) -> None:
+def _shutdown(
+    proc: subprocess.Popen[bytes], sock: socket.socket, bell: int, runs: str, pid: int
+) -> None:
     sock.close()  # the spawner reads EOF and exits (in bubblewrap its namespace dies with it)
+    os.close(bell)
     if os.getpid() != pid:  # a forked copy of the owner: the sandbox is not its to end
         return
     try:

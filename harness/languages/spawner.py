@@ -299,7 +299,7 @@ class Spawner:
         if self.pid and self.status is None:
             deadline = time.monotonic() + max(0.0, timeout)
             while True:
-                watch = [self.pidfd] if inbox is None or inbox.closed else [self.pidfd, inbox.sock]
+                watch = [self.pidfd, *(inbox.watched() if inbox is not None else ())]
                 ready = select.select(watch, [], [], max(0.0, deadline - time.monotonic()))[0]
                 if not ready or self.pidfd in ready or (inbox is not None and inbox.cancelled()):
                     break
@@ -445,8 +445,9 @@ class Inbox:
     ``cancel`` among them ends every run queued before it, the running one killed and the
     others never started (tests queued behind a failed one, which nothing will judge)."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, bell: int = -1) -> None:
         self.sock = sock
+        self.bell = bell  # rung after a cancel is sent (else the socket itself is watched)
         self.ahead: collections.deque[tuple[bytes, list[int]]] = collections.deque()
         self.cancels = 0  # cancels read and not yet served
         self.closed = False
@@ -457,8 +458,20 @@ class Inbox:
             self._read(0)
         return self.ahead.popleft() if self.ahead else (b"", [])
 
+    def watched(self) -> list[Any]:
+        """What wakes a waiting run for a cancel."""
+        if self.bell >= 0:
+            return [self.bell]
+        return [] if self.closed else [self.sock]
+
     def cancelled(self) -> bool:
         """Whether a cancel has come, after reading whatever has come meanwhile."""
+        if self.bell >= 0:
+            try:
+                if not os.read(self.bell, 4096):  # the trusted side is gone
+                    self.bell = -1
+            except BlockingIOError:
+                pass
         try:
             while not self.closed:
                 self._read(socket.MSG_DONTWAIT)
@@ -494,14 +507,14 @@ def _recv(sock: socket.socket, flags: int) -> tuple[bytes, list[int]]:
     return data, list(fds)
 
 
-def serve(sock: socket.socket, pid1: bool, starter: str | None = None) -> None:
+def serve(sock: socket.socket, pid1: bool, starter: str | None = None, bell: int = -1) -> None:
     spawner = Spawner(pid1, sock.fileno())
     # Only with the filter on this process: the starter installs none itself.
     if starter and confine.start_settings(None)[2] and _starter_works(starter):
         spawner.starter = starter
     sock.send(json.dumps({"ready": True}).encode(), socket.MSG_NOSIGNAL)
     spawner.prepare()
-    inbox = Inbox(sock)
+    inbox = Inbox(sock, bell)
     while True:
         data, fds = inbox.next()
         if not data:
@@ -572,7 +585,11 @@ def main(argv: list[str]) -> int:
             return 2
     confine.filter_self()  # last: every child inherits it
     gc.freeze()  # a collection would touch (and so copy) every page a prepared child shares
-    serve(socket.socket(fileno=int(argv[1])), pid1, _option(argv, "--starter"))
+    bell = int(_option(argv, "--bell") or -1)
+    if bell >= 0:
+        os.set_blocking(bell, False)
+        os.set_inheritable(bell, False)
+    serve(socket.socket(fileno=int(argv[1])), pid1, _option(argv, "--starter"), bell)
     return 0
 
 
