@@ -1,4 +1,4 @@
-"""The project's verdicts against ``evalplus`` 0.3.1's own evaluator, on HumanEval+ and MBPP+.
+"""The project's verdicts against ``evalplus`` 0.3.1's own ``evaluate()``, on HumanEval+ and MBPP+.
 
     CODEEVAL_DATA_DIR=/work/shared/data python -m benchmarks.evalplus_agreement
     CODEEVAL_DATA_DIR=/work/shared/data python -m benchmarks.evalplus_agreement --suite mbpp-plus --tasks 0:40

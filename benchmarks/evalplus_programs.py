@@ -33,6 +33,7 @@ from typing import Any
 from harness.completions import assemble_program
 from harness.plus.mutants import mutants
 from harness.records import Problem, Sample
+from suites.evalplus import read_records
 
 EVALPLUS_DATASET = {"humaneval-plus": "humaneval", "mbpp-plus": "mbpp"}
 OVERRIDE_ENV = {"humaneval": "HUMANEVAL_OVERRIDE_PATH", "mbpp": "MBPP_OVERRIDE_PATH"}
@@ -135,6 +136,59 @@ def run_project(
     return {(r["task_id"], r["sample_id"]): r for r in rows}
 
 
+# The project as a user runs it in a fresh process: the suite loaded from the data, then
+# harness.evaluate with N workers; the timer starts after the imports.
+_PROJECT_RUNNER = r"""
+import json, sys, time
+from harness.evaluate import evaluate
+from harness.records import Sample
+from suites.registry import load_suite
+
+suite, data_dir, samples_path, workers, every = sys.argv[1:6]
+samples = [Sample(**json.loads(line)) for line in open(samples_path)]
+wanted = {s.task_id for s in samples}
+start = time.perf_counter()
+problems = [p for p in load_suite(suite, data_dir=data_dir) if p.task_id in wanted]
+rows = evaluate(problems, samples, workers=int(workers), every_case=every == "1")
+elapsed = time.perf_counter() - start
+sys.stdout.write("\n" + json.dumps({"elapsed_s": elapsed, "rows": rows}) + "\n")
+"""
+
+
+def run_project_fresh(
+    suite: str,
+    data_dir: Path,
+    problems: Sequence[Problem],
+    programs: Sequence[Program],
+    *,
+    workers: int = 2,
+    every_case: bool = False,
+) -> tuple[dict[tuple[str, str], dict[str, Any]], float]:
+    """The rows of ``harness.evaluate`` run as a user runs it, in a fresh process (the suite
+    loaded from ``data_dir``, ``workers`` judging workers started), and the seconds from
+    loading the suite to the rows."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "samples.jsonl"
+        lines = (json.dumps(s.__dict__) + "\n" for s in samples_for(problems, programs))
+        path.write_text("".join(lines))
+        command = [
+            sys.executable,
+            "-c",
+            _PROJECT_RUNNER,
+            suite,
+            str(data_dir),
+            str(path),
+            str(workers),
+            "1" if every_case else "0",
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the project's run failed: {done.stderr[-3000:]}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = {(r["task_id"], r["sample_id"]): r for r in report["rows"]}
+    return rows, float(report["elapsed_s"])
+
+
 def solutions(problems: Sequence[Problem], programs: Sequence[Program]) -> list[dict[str, str]]:
     """What evalplus is given: the program the project runs, whole (its ``solution``)."""
     by_id = {p.task_id: p for p in problems}
@@ -148,35 +202,50 @@ def solutions(problems: Sequence[Problem], programs: Sequence[Program]) -> list[
     ]
 
 
+# evalplus's own evaluate(), as a user runs it (``evalplus.evaluate --dataset ... --samples ...
+# --parallel N``): the timer starts after the imports and covers the whole call (the data, the
+# cached ground truth, the pool, the results file). The process ends with os._exit: evaluate's
+# "stuck" watchdog is a non-daemon thread that sleeps 20 s before it looks again.
 _RUNNER = r"""
-import json, sys, time
-from concurrent.futures import ProcessPoolExecutor
-from evalplus.evaluate import check_correctness, get_groundtruth
-from evalplus.data import get_human_eval_plus, get_human_eval_plus_hash, get_mbpp_plus, get_mbpp_plus_hash
-from evalplus.eval._special_oracle import MBPP_OUTPUT_NOT_NONE_TASKS
+import json, os, sys, time
+from evalplus.evaluate import evaluate
 
-dataset, samples_path, workers, fast = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
-samples = [json.loads(line) for line in open(samples_path)]
-if dataset == "humaneval":
-    problems, digest, not_none = get_human_eval_plus(), get_human_eval_plus_hash(), []
-else:
-    problems, digest, not_none = get_mbpp_plus(), get_mbpp_plus_hash(), MBPP_OUTPUT_NOT_NONE_TASKS
-tasks = sorted({s["task_id"] for s in samples})
-subset = {t: problems[t] for t in tasks}
-tag = digest if len(subset) == len(problems) else digest + "-codeeval-" + str(abs(hash(tuple(tasks))) % 10**12)
-expected = get_groundtruth(subset, tag, not_none)
+dataset, samples_path, workers, details = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 start = time.perf_counter()
-with ProcessPoolExecutor(max_workers=workers) as pool:
-    futures = [
-        pool.submit(check_correctness, dataset, i, subset[s["task_id"]], s["solution"],
-                    expected[s["task_id"]], False, fast, s["sample_id"])
-        for i, s in enumerate(samples)
-    ]
-    results = [f.result() for f in futures]
+evaluate(dataset, samples=samples_path, parallel=workers, test_details=details)
 elapsed = time.perf_counter() - start
-out = [{"task_id": r["task_id"], "sample_id": r["_identifier"], "base": r["base"][0], "plus": r["plus"][0]} for r in results]
-print(json.dumps({"elapsed_s": elapsed, "results": out}))
+with open(samples_path.replace(".jsonl", "_eval_results.json")) as fh:
+    results = json.load(fh)["eval"]
+order = {}
+for line in open(samples_path):
+    sample = json.loads(line)
+    order.setdefault(sample["task_id"], []).append(sample["sample_id"])
+out = [
+    {"task_id": task, "sample_id": order[task][i], "base": r["base_status"], "plus": r["plus_status"]}
+    for task, rows in results.items()
+    for i, r in enumerate(rows)
+]
+sys.stdout.write("\n" + json.dumps({"elapsed_s": elapsed, "results": out}) + "\n")
+sys.stdout.flush()
+os._exit(0)
 """
+
+
+def evalplus_data(suite: str, data_file: Path, problems: Sequence[Problem]) -> Path:
+    """The data file evalplus reads: the mirror's when ``problems`` are all of it, else a
+    file of their records alone (kept, named by its content: evalplus caches its ground truth
+    by the file's hash)."""
+    records = read_records(data_file)[0]
+    wanted = {p.task_id for p in problems}
+    if {record["task_id"] for _, record in records} <= wanted:
+        return data_file
+    text = "".join(json.dumps(r) + "\n" for _, r in records if r["task_id"] in wanted)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / "codeeval-evalplus-data" / f"{suite}-{digest}.jsonl"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return path
 
 
 def run_evalplus(
@@ -186,24 +255,19 @@ def run_evalplus(
     programs: Sequence[Program],
     *,
     workers: int = 2,
-    fast_check: bool = False,
+    fast_check: bool = True,
 ) -> tuple[dict[tuple[str, str], dict[str, Any]], float]:
     """evalplus's verdicts ``{(task_id, sample_id): {"base": status, "plus": status}}`` and
-    the seconds its pool took (ground truth excluded: it is cached, as the project's is)."""
+    the seconds its ``evaluate()`` took: its default mode (``fast_check``: each group stops
+    at its first failed input), or with ``--test-details`` (every input judged)."""
     dataset = EVALPLUS_DATASET[suite]
+    data = evalplus_data(suite, data_file, problems)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "samples.jsonl"
         path.write_text("".join(json.dumps(s) + "\n" for s in solutions(problems, programs)))
-        env = {**os.environ, OVERRIDE_ENV[dataset]: str(data_file), "TQDM_DISABLE": "1"}
-        command = [
-            sys.executable,
-            "-c",
-            _RUNNER,
-            dataset,
-            str(path),
-            str(workers),
-            "1" if fast_check else "0",
-        ]
+        env = {**os.environ, OVERRIDE_ENV[dataset]: str(data), "TQDM_DISABLE": "1"}
+        details = "0" if fast_check else "1"
+        command = [sys.executable, "-c", _RUNNER, dataset, str(path), str(workers), details]
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"evalplus failed: {done.stderr[-3000:]}")

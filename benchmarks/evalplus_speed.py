@@ -1,35 +1,40 @@
-"""The project against ``evalplus`` 0.3.1's evaluator on the same programs, in the same run,
-2 workers each: every plus input judged, and the verdict alone.
+"""The project against ``evalplus`` 0.3.1 on the same programs, in the same run, 2 workers
+each, each tool as a user runs it: its default mode (the verdict alone), and every input judged.
 
     CODEEVAL_DATA_DIR=/work/shared/data python -m benchmarks.evalplus_speed
-    CODEEVAL_DATA_DIR=/work/shared/data python -m benchmarks.evalplus_speed --suite mbpp-plus --tasks 0:60
+    CODEEVAL_DATA_DIR=/work/shared/data python -m benchmarks.evalplus_speed --suite mbpp-plus
+    CODEEVAL_DATA_DIR=/work/shared/data python -m benchmarks.evalplus_speed --tasks 0:40 --rounds 3
 
-The programs are benchmarks/evalplus_programs.py's. Timed:
+The programs are benchmarks/evalplus_programs.py's (references, mutants, and wrappers that
+are wrong on edge inputs, add float noise or return tuples as lists). Timed, each in a fresh
+process, from the data and the samples on disk to the verdicts:
 
-- **project**: ``harness.evaluate(workers=2)``: a sandboxed child per sample (or per part of
-  its inputs) runs the inputs, values streamed back, EvalPlus's oracle judges each in the
-  trusted worker; ``every_case=True`` for every input judged, the default (stop at a sample's
-  first failed input) for the verdict alone. Expected outputs and reference calibration come
-  from the cache (a first, untimed run warms it), as evalplus's ground truth comes from its
-  own cache.
-- **evalplus**: its ``check_correctness`` in a pool of 2 processes, as ``evalplus.evaluate``
-  runs it: with ``--test-details`` (``fast_check`` off: every input judged), and without
-  (``fast_check``: the first failed input ends a group); the pool only (its ground truth is
-  cached and not timed).
-- **fork floor**: the same pool shape doing no work, two forked processes per sample (what
-  evalplus forks for base and plus): the least any fork-per-sample evaluator pays.
+- **project**: the suite loaded, then ``harness.evaluate(workers=2)``: a sandboxed child per
+  sample (or per part of its inputs) runs the inputs, values streamed back, EvalPlus's oracle
+  judges each in the trusted worker. Default mode: a sample stops at its first failed part of
+  inputs; every input: ``every_case=True``. Expected outputs and time limits come from the
+  cache, as evalplus's ground truth comes from its own.
+- **evalplus**: ``evalplus.evaluate.evaluate(dataset, samples, parallel=2)``, its own call (the
+  data, its cached ground truth, its pool, its results file). Default mode: ``fast_check``
+  (each group, base and plus, stops at its first failed input); every input:
+  ``test_details=True``.
+- **fork floor**: two forked processes per program doing nothing, 2 at a time (what evalplus
+  forks for base and plus): the least any fork-per-program evaluator pays.
 
-Prints the seconds of each and the ratios evalplus / project and floor / project.
+A first, untimed round fills both tools' caches. With ``--rounds N`` each mode is timed N
+times, the tools alternating, and the medians are compared. Prints the seconds, the ratios
+evalplus / project, and any program either tool could not judge.
 """
 
 from __future__ import annotations
 
 import argparse
 import multiprocessing
+import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from benchmarks.evalplus_programs import make_programs, run_evalplus, run_project
+from benchmarks.evalplus_programs import make_programs, run_evalplus, run_project_fresh
 from suites.evalplus import data_file
 from suites.registry import default_data_dir, load_suite
 
@@ -57,54 +62,64 @@ def main() -> None:
     parser.add_argument(
         "--suite", default="humaneval-plus", choices=["humaneval-plus", "mbpp-plus"]
     )
-    parser.add_argument("--tasks", default="0:40", help="a slice of the problems (default 0:40)")
+    parser.add_argument("--tasks", default=":", help="a slice of the problems (default: all)")
     parser.add_argument("--mutants", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1, help="timed rounds (medians)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--modes", default="default,every", help="default (verdict only), every (every input)"
+    )
     args = parser.parse_args()
     folder = default_data_dir()
+    path = data_file(args.suite, folder)
+    if path is None:
+        raise SystemExit(f"no EvalPlus mirror for {args.suite} under {folder}")
     start, _, stop = args.tasks.partition(":")
     problems = load_suite(args.suite, data_dir=folder)[
         int(start) if start else None : int(stop) if stop else None
     ]
-    problems = [p for p in problems if not p.defects]
     programs = make_programs(problems, args.mutants)
-    path = data_file(args.suite, folder)
-    if path is None:
-        raise SystemExit(f"no EvalPlus mirror for {args.suite} under {folder}")
     inputs = sum(len(p.cases) for p in problems)
     print(
-        f"{args.suite} {args.tasks}: {len(problems)} problems, {inputs} inputs, {len(programs)} programs"
+        f"{args.suite} {args.tasks}: {len(problems)} problems, {inputs} inputs, "
+        f"{len(programs)} programs, {args.workers} workers each"
     )
-    # warm: expected outputs, calibration, compiled modules; the problems this finds to be
-    # data defects (HumanEval/15's 6.9 M character outputs) are left out of both timings
-    warm = run_project(problems, programs)
-    defects = {task for (task, _), row in warm.items() if row["error_kind"] == "data"}
-    if defects:
-        print(f"left out (data defects): {', '.join(sorted(defects))}")
-        problems = [p for p in problems if p.task_id not in defects]
-        programs = [p for p in programs if p.task_id not in defects]
-    run_evalplus(args.suite, path, problems[:1], programs[:1])  # warm: evalplus imports
-    floor_s = fork_floor(len(programs))
-    print(f"fork floor {floor_s:8.2f} s  (2 forks per sample, no work)")
-    for every_case, mode in ((True, "every input judged"), (False, "verdict only")):
-        t0 = time.perf_counter()
-        rows = run_project(problems, programs, every_case=every_case)
-        project_s = time.perf_counter() - t0
-        _, evalplus_s = run_evalplus(
-            args.suite, path, problems, programs, fast_check=not every_case
-        )
+    floor_s = fork_floor(len(programs), args.workers)
+    print(f"fork floor {floor_s:8.2f} s  (2 forks per program, no work)")
+    for mode in args.modes.split(","):
+        every = mode == "every"
+        times: dict[str, list[float]] = {"project": [], "evalplus": []}
+        for round_ in range(args.rounds + 1):  # round 0 warms both tools' caches
+            rows, project_s = run_project_fresh(
+                args.suite, folder, problems, programs, workers=args.workers, every_case=every
+            )
+            verdicts, evalplus_s = run_evalplus(
+                args.suite, path, problems, programs, workers=args.workers, fast_check=not every
+            )
+            if round_:
+                times["project"].append(project_s)
+                times["evalplus"].append(evalplus_s)
+        unjudged = sorted({key[0] for key, row in rows.items() if row["error_kind"]})
         judged = sum(
             1
             for row in rows.values()
             for case in row["cases"]
             if not case["message"].startswith("not run")
         )
-        print(f"{mode}:")
-        print(f"  project  {project_s:8.2f} s  ({judged} inputs judged)")
-        print(f"  evalplus {evalplus_s:8.2f} s  (fast_check {'off' if every_case else 'on'})")
-        print(
-            f"  evalplus / project = {evalplus_s / project_s:.2f}x; "
-            f"floor / project = {floor_s / project_s:.2f}x"
-        )
+        project, evalplus = (statistics.median(times[t]) for t in ("project", "evalplus"))
+        print(f"{'every input judged' if every else 'default mode (verdict only)'}:")
+        print(f"  project  {project:8.2f} s  ({judged} inputs judged) {_spread(times['project'])}")
+        print(f"  evalplus {evalplus:8.2f} s  {_spread(times['evalplus'])}")
+        print(f"  evalplus / project = {evalplus / project:.2f}x")
+        if unjudged:
+            print(f"  project could not judge: {', '.join(unjudged)}")
+        missing = [key for key in rows if key not in verdicts]
+        if missing:
+            print(f"  evalplus gave no verdict for {len(missing)} programs")
+
+
+def _spread(values: list[float]) -> str:
+    return "" if len(values) < 2 else "(" + ", ".join(f"{v:.1f}" for v in values) + ")"
 
 
 if __name__ == "__main__":
