@@ -122,7 +122,7 @@ def check_setup(
     memory_mb = settings.memory_mb
     if reward_config is not None:
         memory_mb = reward_config.memory_limit or memory_mb
-    memory_mb = max(memory_mb, *(int(p.metadata.get(MEMORY_MB, 0)) for p in problems))
+    memory_mb = max([memory_mb, *(int(p.metadata.get(MEMORY_MB, 0)) for p in problems)])
     root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
     return reward_config, sandbox_settings_for(memory_mb, (*hidden, str(root)))
