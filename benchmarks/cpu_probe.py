@@ -72,6 +72,22 @@ def reaped_cpu(pid: int) -> float:
     return 0.0 if stat is None else (int(stat[1][13]) + int(stat[1][14])) / _TICK
 
 
+def by_depth(pid: int) -> dict[str, list[float]]:
+    """CPU below ``pid`` by depth: ``{"1": [own, reaped], ...}``, summed over the live
+    processes at each depth (under bubblewrap: 1 bubblewrap, 2 the fork server, 3 its zygote,
+    whose reaped CPU is the samples' children)."""
+    kids = _children()
+    depths: dict[str, list[float]] = {}
+    todo = [(child, 1) for child in kids.get(pid, [])]
+    while todo:
+        child, depth = todo.pop()
+        entry = depths.setdefault(str(depth), [0.0, 0.0])
+        entry[0] += own_cpu(child)
+        entry[1] += reaped_cpu(child)
+        todo += [(grandchild, depth + 1) for grandchild in kids.get(child, [])]
+    return depths
+
+
 def tree_cpu(pid: int) -> float:
     """CPU of everything below ``pid``: live descendants and all they and ``pid`` reaped."""
     total = reaped_cpu(pid)
@@ -106,6 +122,7 @@ class Probe:
             "wall": time.time(),
             "cpu": _self_cpu(),
             "below": tree_cpu(os.getpid()),
+            "depths": by_depth(os.getpid()),
         }
 
     def write(self) -> None:
@@ -204,6 +221,7 @@ def summarize_probe(folder: Path, samples: int) -> dict[str, Any]:
         below = sum(w["end"]["below"] - w["second"]["below"] for w in workers if "second" in w)
         out["worker_ms"] = 1000 * worker_cpu / max(1, done)
         out["fork_server_ms"] = 1000 * below / max(1, done)
+        out["fork_server_by_depth_ms"] = _depth_deltas(workers, done)
         out["worker_items"] = [w["items"] for w in workers]
         # Start-up: from the process's start to its first sample (wall, and its own CPU).
         out["worker_startup_s"] = max(w["first"]["wall"] - w["started"] for w in workers)
@@ -215,3 +233,18 @@ def summarize_probe(folder: Path, samples: int) -> dict[str, Any]:
             ends = [w["end"]["wall"] for w in workers]
             out["worker_idle_at_end_s"] = max(ends) - min(ends)
     return out
+
+
+def _depth_deltas(workers: list[dict[str, Any]], done: int) -> dict[str, list[float]]:
+    """Per depth below the workers, [own, reaped] CPU per sample (ms), second to end."""
+    total: dict[str, list[float]] = {}
+    for w in workers:
+        if "second" not in w:
+            continue
+        start, end = w["second"].get("depths", {}), w["end"].get("depths", {})
+        for depth, (own, reaped) in end.items():
+            own0, reaped0 = start.get(depth, [0.0, 0.0])
+            entry = total.setdefault(depth, [0.0, 0.0])
+            entry[0] += 1000 * (own - own0) / max(1, done)
+            entry[1] += 1000 * (reaped - reaped0) / max(1, done)
+    return dict(sorted(total.items()))

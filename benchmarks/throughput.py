@@ -388,6 +388,12 @@ def measure(
         f"{many['worker_items']}, the last worker ended {many['worker_idle_at_end_s']:.2f} s "
         "after the first"
     )
+    depths = many.get("fork_server_by_depth_ms", {})
+    print(
+        "  fork server by depth below a worker (own / reaped ms a sample): "
+        + ", ".join(f"{d}: {own:.3f} / {reaped:.3f}" for d, (own, reaped) in depths.items())
+        + "  (bubblewrap 1, server 2, zygote 3: its reaped CPU is the samples' children)"
+    )
     print(f"plugin -n 0      : {single_s:7.2f} s {total / single_s:7.1f}/s  [{single_line}]")
     print(
         f"  -n 0 CPU per sample: the one process {one['controller_ms']:.3f} ms, fork server "
