@@ -37,6 +37,7 @@ import mmap
 import os
 import struct
 import tempfile
+import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -299,6 +300,7 @@ class WorkerBatcher:
         self.lean_index: int | None = None  # the item whose call report may be kept
         self.kept_index: int | None = None  # the item whose call report was kept
         self.ids = (self.interactor.workerid, self.interactor.testrunuid)
+        self.lock = threading.Lock()  # a plugin may send from a thread of its own (a warning)
         self.send = self.interactor.sendevent
         self.interactor.sendevent = self.sendevent  # every message of the worker passes here
 
@@ -319,6 +321,10 @@ class WorkerBatcher:
             self.lean_row = report.__dict__.pop(ROW_ATTR, None)
 
     def sendevent(self, name: str, **kwargs: Any) -> None:
+        with self.lock:
+            self._sendevent(name, **kwargs)
+
+    def _sendevent(self, name: str, **kwargs: Any) -> None:
         if name == "testreport":
             data = kwargs["data"]
             index = data.get("item_index")
@@ -354,7 +360,8 @@ class WorkerBatcher:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
-        self.flush()  # xdist's own "workerfinished" follows, after every report
+        with self.lock:
+            self.flush()  # xdist's own "workerfinished" follows, after every report
 
 
 def _interactor(config: pytest.Config) -> Any:

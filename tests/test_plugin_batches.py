@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -256,6 +257,7 @@ def batcher(tmp_path: Any, interactor: Interactor) -> WorkerBatcher:
     made.kept, made.rows, made.lean_row = [], [], None
     made.first_at, made.lean_index, made.kept_index = 0.0, None, None
     made.ids = ("gw0", "uid")
+    made.lock = threading.Lock()
     made.send = interactor.sendevent
     return made
 
