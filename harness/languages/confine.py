@@ -1,5 +1,7 @@
 """What the spawner's child does between fork and exec: it takes the program's fds, its
-resource limits and uid, gives up every privilege and installs a seccomp filter.
+resource limits and uid, gives up every privilege and installs a seccomp filter. (Where the
+native starter runs, ``starter.c`` does the same in the started process, and the filter is
+the spawner's own, :func:`filter_self`; this is then the set-up and the fallback.)
 
 Stdlib only, and it imports nothing from the project: :mod:`harness.languages.spawner` loads
 this file by path (``--confine PATH``: the repository is hidden inside the sandbox) before it

@@ -1,16 +1,20 @@
 """Where compilers and programs start: one warm sandbox per worker thread.
 
 A :class:`WarmSandbox` is a long-lived :mod:`harness.languages.spawner` process. Every compile
-and run is a ``fork`` of it, not a new sandbox: per run a uid of its own, resource limits, no
-capabilities, ``no_new_privs``, its own session and a fresh private folder only that uid can
-enter. When a run ends the spawner kills everything the run started and reaps it, so its
-accounting (docs/formats.md, ``execution``) counts every process, from kernel counters.
+and run is a process it starts (through the native starter, :mod:`harness.languages.starter`,
+else a fork of it), not a new sandbox: per run a uid of its own, resource limits, no
+capabilities, ``no_new_privs``, the seccomp filter, its own session and a fresh private folder
+only that uid can enter. When a run ends the spawner kills everything the run started and
+reaps it, so its accounting (docs/formats.md, ``execution``) counts every process, from kernel
+counters. A stdio test is one message each way (:meth:`WarmSandbox.submit`, ``collect``), and
+tests may be queued ahead; ``cancel`` ends those nothing will judge.
 
 Where bubblewrap works, the spawner is PID 1 of one bubblewrap per worker thread: the same view
 for every compile and run (an allow-list, :mod:`harness.languages.view`: the toolchains,
 read-only, and nothing of home, data or repository folders; no network, its own PID and IPC
-namespaces); ending a run kills everything in the namespace but
-the spawner (one run at a time), and the IPC objects a run left are removed. Two host folders
+namespaces); ending a run kills everything in the namespace but the spawner (one run at a
+time), and the IPC objects a run left are removed where the filter let it make any. Two host
+folders
 are bound in: the private run folders (``/tmp/runs``, 0711, so a run cannot list the others)
 and the compile cache (``/tmp/cache``, its folders 0711: a run reaches its own build by its
 path, a hash of its source, and cannot list the others). The sandbox's ``/tmp`` and
@@ -18,7 +22,8 @@ path, a hash of its source, and cannot list the others). The sandbox's ``/tmp`` 
 
 Without bubblewrap (``CODEEVAL_SANDBOX=nobwrap`` or none here) the spawner is a plain process,
 a child subreaper that kills a run's process group and whatever is left below it: limits, a
-uid and a private folder, as the harness says once; the build is copied into the run's folder.
+uid, a private folder and Landlock's view, as the harness says once; as root, a build is
+copied once per sandbox beside the run folders (root's, read-only) for all its runs.
 """
 
 from __future__ import annotations

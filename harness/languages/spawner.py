@@ -6,13 +6,17 @@ sandbox). Run as ``python3 -I -S spawner.py FD`` as PID 1 of a bubblewrap, or wi
 to the trusted side (:mod:`harness.languages.launch`): one JSON message per request, with fds:
 
 * ``{"op": "spawn", "argv", "env", "cwd", "limits", "uid"}`` with the fds the program gets as
-  0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): a child (forked beforehand,
-  while nothing ran) takes its own session, those fds only, the resource limits, the uid (no
-  groups, no capabilities, ``no_new_privs``, a seccomp filter: the Python sandbox's, given as
-  ``--seccomp PATH``, else one refusing the keyring calls; :mod:`harness.languages.confine`,
-  loaded by path from ``--confine PATH`` or beside this file) and execs ``argv``. Answers
-  ``{"ok": true}`` or ``{"error": why}`` once the exec happened or failed: a failure before the exec comes back on a close-on-exec pipe (the program never
-  holds it), never on the program's stdout or stderr, which are the program's to write.
+  0, 1, 2, 3, ... (stdin, stdout, stderr, the result channel): the native starter
+  (``--starter PATH``, :mod:`harness.languages.starter`), started with ``posix_spawn``, or
+  else a child forked beforehand (while nothing ran) takes its own session, those fds only,
+  the resource limits, the uid (no groups, no capabilities) and execs ``argv``
+  (:mod:`harness.languages.confine`, loaded by path from ``--confine PATH`` or beside this
+  file, does it in the child). ``no_new_privs`` and the seccomp filter (the Python sandbox's,
+  given as ``--seccomp PATH``, else one refusing the keyring calls) are this process's own,
+  installed once, so every child has them. Answers ``{"ok": true}`` or ``{"error": why}``
+  once the exec happened or failed: a failure before the exec comes back on a close-on-exec
+  pipe (the program never holds it), never on the program's stdout or stderr, which are the
+  program's to write.
 * ``{"op": "wait", "timeout"}``: ``{"status": wait status}`` once the program ended, or
   ``{"status": null}`` when it still runs after ``timeout`` seconds.
 * ``{"op": "finish"}``: kills every process of the run (as PID 1: everything in the namespace
@@ -26,14 +30,15 @@ to the trusted side (:mod:`harness.languages.launch`): one JSON message per requ
   loaded machine makes dear. Runs may be queued: each starts once the one before has ended.
 * ``{"op": "cancel"}``: every run queued before it and not answered yet ends now (the running
   one killed, the others never started), each answered with ``"cancelled": true``; then
-  ``{"ok": true}``.
+  ``{"ok": true}``. The trusted side writes a byte on the ``--bell FD`` pipe after it, which
+  is what a waiting run watches.
 
 One program runs at a time. Its accounting comes from kernel counters this trusted process
 reads, never from the program: CPU times are the change of ``RUSAGE_CHILDREN`` over the run
 (every orphan of the run is reparented to this process and reaped by it, so everything the run
 started counts), peak memory the largest ``ru_maxrss`` of the reaped processes (a child's count
-starts with this process's image, which it has at ``fork``: ~10 MiB), I/O the change of this
-process's reaped-children counters (``/proc/self/io`` minus its own thread's).
+starts with this process's image, in which it runs until its first exec: ~14 MiB), I/O the
+change of this process's reaped-children counters (``/proc/self/io`` minus its own thread's).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 The compile goes through the compiled languages' cache (:mod:`harness.languages.compile_cache`),
 sandboxed; each test is then one start of the binary (or of node, or the JVM) by this worker's
-warm sandbox (:mod:`harness.languages.launch`): a fork of its spawner, a uid and a private folder
-of its own, resource limits, and everything it started killed when the test ends. Its stdin is a
+warm sandbox (:mod:`harness.languages.launch`), one message each way, queued a few tests ahead:
+a uid and a private folder of its own, resource limits and the filters, and everything it
+started killed when the test ends. Its stdin is a
 memory file holding the test's input; its stdout a memory file this trusted process made and
 reads back once every process of the run is dead, so nothing written out of band, or after the
 run, can count. Its size is capped by the file size limit (a write past it kills the program:
