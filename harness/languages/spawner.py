@@ -225,9 +225,11 @@ class Spawner:
         uid = req.get("uid")
         ruleset, keep_cap, _ = confine.start_settings(uid)
         status_r, status_w = os.pipe()
-        # Out of the way of the targets 0 .. len(fds)+1 first, so no dup2 overwrites a source.
-        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in [*fds, status_w]]
+        moved: list[int] = []
         try:
+            # Out of the way of the targets 0 .. len(fds)+1 first: no dup2 overwrites a source.
+            for fd in [*fds, status_w]:
+                moved.append(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64))
             count = len(fds)
             actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(moved)]
             if ruleset >= 0:
