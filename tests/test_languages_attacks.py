@@ -605,3 +605,21 @@ def test_cpp_a_compile_error_named_like_the_sandbox_is_a_compile_error() -> None
         c.status == "crashed" and "compile error" in (c.message or "")
         for c in execution.cases.values()
     )
+
+
+HONEST_ADD = {
+    "cpp": "  return x + y;\n}\n",
+    "js": "  return x + y;\n}\n",
+    "rs": "    x + y\n}\n",
+    "java": "        return x + y;\n    }\n}\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(HONEST_ADD))
+def test_an_honest_program_builds_and_passes_in_both_sandbox_modes(
+    language: str, sandbox_mode: str
+) -> None:
+    """Each toolchain works in the view of either mode (rustup's linker in a 0700 home was
+    not found without bubblewrap). The mode in a comment: each mode compiles, none reads the
+    other's cache entry."""
+    assert _all_ok(_run(language, HONEST_ADD[language] + f"// built in mode {sandbox_mode}\n"))

@@ -23,6 +23,7 @@ from harness.languages.registry import get_language
 from harness.languages.runner import execute
 from harness.languages.types import parse_type
 from harness.records import CheckCase, Problem
+from harness.sandbox import bwrap_available
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "languages"
 sys.path.insert(0, str(FIXTURES))
@@ -341,3 +342,25 @@ def test_compile_cache_key_covers_the_source() -> None:
     language = get_language("js")
     assert compile_cache.source_key(language, "a") != compile_cache.source_key(language, "b")
     assert dataclasses.is_dataclass(compile_cache.Compiled)
+
+
+def test_compile_cache_key_covers_the_sandbox_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A toolchain sees another machine without bubblewrap: its results are kept apart."""
+    language = get_language("js")
+    monkeypatch.setenv("CODEEVAL_SANDBOX", "nobwrap")
+    without = compile_cache.source_key(language, "a")
+    monkeypatch.delenv("CODEEVAL_SANDBOX")
+    if not bwrap_available():
+        pytest.skip("bubblewrap is not usable here: one mode only")
+    assert compile_cache.source_key(language, "a") != without
+
+
+def test_a_link_error_names_the_linker_s_own_error_not_its_command_line() -> None:
+    log = (
+        "error: linking with `cc` failed: exit status: 1\n  |\n"
+        + '  = note:  "cc" '
+        + '"-lc" ' * 200
+        + "\n  = note: some arguments are omitted. use `--verbose` to show all linker arguments\n"
+        + "  = note: collect2: fatal error: cannot find 'ld'\n"
+    )
+    assert "cannot find 'ld'" in compile_cache._first_error(log)

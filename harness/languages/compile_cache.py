@@ -27,8 +27,10 @@ from harness.languages.translate import Signature
 from harness.languages.types import parse_type
 from harness.paths import cache_dir
 from harness.records import Problem
+from harness.sandbox import bwrap
 
 MAX_MESSAGE = 1500
+MAX_ERROR_LINE = 400
 RESULT_FILE = "result.json"
 
 
@@ -88,8 +90,13 @@ def full_source(problem: Problem, program: str) -> str:
 
 
 def source_key(language: Language, source: str) -> str:
+    """The cache key. The sandbox's mode is part of it: a toolchain sees a different machine
+    with and without bubblewrap, so a compile error seen in one mode says nothing of the other."""
     build = language.build()
-    payload = json.dumps([language.name, language.version(), build.compile, build.run, source])
+    mode = "bwrap" if bwrap.bwrap_available() else "nobwrap"
+    payload = json.dumps(
+        [language.name, language.version(), mode, build.compile, build.run, source]
+    )
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
@@ -204,7 +211,13 @@ def _write_result(folder: str, meta: dict[str, Any]) -> None:
 
 
 def _first_error(text: str) -> str:
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    """The first error and the two lines after it. A linker's command line (hundreds of
+    characters of arguments) is left out: the linker's own error follows it."""
+    lines = [
+        line.rstrip()
+        for line in text.splitlines()
+        if line.strip() and len(line) <= MAX_ERROR_LINE and "note: some arguments" not in line
+    ]
     for i, line in enumerate(lines):
         if "error" in line.lower():
             return " | ".join(lines[i : i + 3])

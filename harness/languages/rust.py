@@ -251,6 +251,7 @@ class Rust(Language):
                 "debuginfo=0",
                 "-A",
                 "warnings",
+                *_system_linker(),
                 "-o",
                 "main",
                 "main.rs",
@@ -332,6 +333,23 @@ def _rustc() -> tuple[str, str]:
     sysroot = os.path.realpath(done.stdout.strip() or os.path.dirname(os.path.dirname(found)))
     real = os.path.join(sysroot, "bin", "rustc")
     return (real if os.path.exists(real) else found), sysroot
+
+
+@lru_cache(maxsize=1)
+def _system_linker() -> tuple[str, ...]:
+    """Link with the system's ``ld``, where this rustc can say so (1.90 and later).
+
+    rustup's toolchains link with their own ``rust-lld``, which ``cc`` looks for with
+    ``access()`` in the toolchain's folder. ``access()`` checks the real uid without
+    capabilities, so without bubblewrap a dropped uid cannot find it in a 0700 home ("collect2:
+    cannot find 'ld'"); ``/usr/bin/ld`` is in the view in both modes.
+    """
+    done = subprocess.run(
+        [_rustc()[0], "-C", "linker-features=-lld", "--print", "sysroot"],
+        capture_output=True,
+        check=False,
+    )
+    return ("-C", "linker-features=-lld") if done.returncode == 0 else ()
 
 
 @lru_cache(maxsize=1)
