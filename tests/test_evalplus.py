@@ -328,3 +328,22 @@ def test_evalplus_problems_run_with_evalplus_memory(shared_data: Path, tmp_path:
     human = load_suite("humaneval", "test[:2]", shared_data)
     _, settings = check_setup(human, tmp_path / "c", RunSettings(memory_mb=1024))
     assert settings.memory_mb == 1024
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("suite", "count"), [("humaneval-plus", 164), ("mbpp-plus", 378)])
+def test_every_problem_is_judged_and_counted_in_pass_at_k(
+    shared_data: Path, tmp_path: Path, suite: str, count: int
+) -> None:
+    """Every reference passes and every problem counts: pass@k is over EvalPlus's 164 and 378
+    problems (five of HumanEval+'s and Mbpp/255 were data defects, left out of pass@k)."""
+    from harness.evaluate import evaluate
+    from harness.records import Sample
+
+    problems = load_suite(suite, data_dir=shared_data)
+    samples = [Sample(p.task_id, p.reference, "reference") for p in problems]
+    rows = evaluate(problems, samples, workers=2, out_dir=tmp_path)
+    assert [r["task_id"] for r in rows if not r["passed"]] == []
+    entry = json.loads((tmp_path / "summary.json").read_text())["suites"][suite]
+    assert (entry["problems"], entry["data_errors"], entry["errors"]) == (count, 0, 0)
+    assert entry["pass@1"] == 1.0 and entry["base"]["pass@1"] == 1.0

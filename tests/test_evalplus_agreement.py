@@ -60,3 +60,72 @@ def test_verdicts_agree_with_evalplus(shared_data: Path, tmp_path: Path, suite: 
     assert not others, others
     fine = [d for d in result.false_fails if d["task_id"] != "HumanEval/32"]
     assert not fine, fine
+
+
+# Problems whose references answer past the channel's decoding bounds on some inputs (strings
+# of 6.9 M characters, ints of 3.3 M bits, lists of a million numbers, 1.6 M tuples): judged
+# by digest (docs/evalplus.md); they were data defects before.
+PAST_THE_BOUNDS = {
+    "humaneval-plus": ["HumanEval/15", "HumanEval/83", "HumanEval/100", "HumanEval/130"]
+    + ["HumanEval/139"],
+    "mbpp-plus": ["Mbpp/255"],
+}
+# Right by == though not by form (ints where the reference has integral floats), and wrong
+# only on the largest inputs: evalplus passes the first and fails the second.
+OTHER_ANSWERS = {
+    "HumanEval/130": [
+        "def tri(n):\n    if n == 0: return [1]\n    ans = [1, 3]\n"
+        "    for i in range(2, n + 1):\n"
+        "        ans.append(1 + i // 2 if i % 2 == 0 else ans[-1] + ans[-2] + 1 + (i + 1) // 2)\n"
+        "    return ans[: n + 1]\n",
+        "def tri(n):\n    ans = [1, 3]\n    for i in range(2, n + 1):\n"
+        "        ans.append(1 + i / 2 if i % 2 == 0 else ans[-1] + ans[-2] + 1 + (i + 1) / 2)\n"
+        "    return ans[: n + 1] if n < 10**6 else ans[:n]\n",
+    ],
+    "HumanEval/15": [
+        "def string_sequence(n):\n    return ' '.join(str(i) for i in range(n + 1))\n",
+        "def string_sequence(n):\n"
+        "    return ' '.join(map(str, range(n + 1))) + (' ' if n >= 10**6 else '')\n",
+    ],
+    "HumanEval/83": [
+        "def starts_one_ends(n):\n    return 1 if n == 1 else 18 * 10 ** (n - 2) + (n > 10**5)\n"
+    ],
+    "Mbpp/255": [
+        "def combinations_colors(l, n):\n    import itertools\n"
+        "    return [tuple(c) for c in itertools.combinations_with_replacement(l, n)]\n",
+        "def combinations_colors(l, n):\n    import itertools\n"
+        "    return [list(c) for c in itertools.combinations_with_replacement(l, n)]\n",
+    ],
+}
+
+
+@pytest.mark.parametrize("suite", sorted(PAST_THE_BOUNDS))
+def test_problems_past_the_bounds_agree_with_evalplus(
+    shared_data: Path, tmp_path: Path, suite: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.evalplus_programs import Program
+
+    # At its default 4 GiB of address space evalplus fails its own reference on Mbpp/255
+    # (1.6 M tuples answered and expected); with room it judges as it means to.
+    monkeypatch.setenv("EVALPLUS_MAX_MEMORY_BYTES", str(16 * 2**30))
+
+    wanted = PAST_THE_BOUNDS[suite]
+    problems = [p for p in load_suite(suite, data_dir=shared_data) if p.task_id in wanted]
+    assert len(problems) == len(wanted)
+    programs = make_programs(problems, mutants_per_problem=2)
+    programs += [
+        Program(task, "other", source)
+        for task, sources in OTHER_ANSWERS.items()
+        if task in wanted
+        for source in sources
+    ]
+    path = data_file(suite, shared_data)
+    assert path is not None
+    theirs, _ = run_evalplus(suite, path, problems, programs, fast_check=True)
+    ours = run_project(problems, programs, workers=2, out=tmp_path / "out")
+    result = compare(ours, theirs)
+    assert not result.data_defects and result.compared == len(programs)
+    assert not result.disagreements, result.disagreements
+    others = {k: v for k, v in theirs.items() if k[1].startswith("other-")}
+    assert {v["plus"] == "pass" for v in others.values()} == {True, False}  # both kinds
+    assert all(theirs[k]["base"] == "pass" for k in theirs if k[1].startswith("reference-"))
