@@ -212,7 +212,7 @@ def reward_path(repeat: int) -> None:
 
     from harness.completions import assemble_program
     from harness.evaluate import evaluate
-    from harness.runtime import build_request
+    from harness.pipeline.runtime import build_request
     from harness.sandbox import SandboxSettings
     from harness.sandbox.shared import shared_sandbox
     from suites import load_suite
@@ -379,9 +379,9 @@ def main() -> None:
 def timed_problems(problems: list[Problem], timeout_s: float) -> list[Problem]:
     """The problems as ``evaluate`` scores them: with the reference's per-case timings (cached
     on disk by the harness, so this measures nothing again) for the efficiency analyzer."""
-    from harness.runtime import shared_sandbox
+    from harness.pipeline.runtime import shared_sandbox
+    from harness.pipeline.timeouts import prepare_problems
     from harness.sandbox import SandboxSettings
-    from harness.timeouts import prepare_problems
 
     sandbox = shared_sandbox(SandboxSettings(memory_mb=1024))
     return prepare_problems(problems, sandbox, override_s=timeout_s)

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.results import row_language, suite_language
+from harness.pipeline.results import row_language, suite_language
 
 SCHEMA_VERSION = 3
 
@@ -274,7 +274,7 @@ class History:
     def breakdown(self, run_id: int, ks: Iterable[int] = (1,)) -> dict[str, Any]:
         """A run's counts and pass@k per language and per suite, from its samples:
         ``{"languages": {language: entry}, "suites": {suite: entry}}`` (as in summary.json)."""
-        from harness.results import breakdown
+        from harness.pipeline.results import breakdown
 
         with self._connect() as con:
             found = con.execute(

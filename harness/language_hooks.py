@@ -4,8 +4,8 @@ A language beyond Python (JavaScript, C++, Java, Rust: :mod:`harness.languages`)
 built on the core. It registers what the core needs from it (:class:`LanguageHooks`) here,
 under the name a problem carries in ``metadata["language"]``, and the core consults this
 table wherever a problem's language makes a difference: assembling a program
-(:mod:`harness.completions`), running it (:mod:`harness.runtime`), bounding its run
-(:mod:`harness.compile`), prompting for it (:mod:`harness.models.base`) and scoring it
+(:mod:`harness.completions`), running it (:mod:`harness.pipeline.runtime`), bounding its run
+(:mod:`harness.pipeline.compile`), prompting for it (:mod:`harness.models.base`) and scoring it
 (:mod:`harness.reward.score`). A Python problem never reaches the table.
 
 Importing :mod:`harness.languages` registers the built-in languages; the table loads it (and

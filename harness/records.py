@@ -21,7 +21,7 @@ SAMPLE_STATUSES: tuple[str, ...] = ("passed", "failed", "timeout", "error")
 
 
 # A problem's metadata flag, set by its loader: when only the verdict is wanted, its samples
-# stop at their first failed case (harness.sample_parts; EvalPlus's hundreds of inputs).
+# stop at their first failed case (harness.pipeline.sample_parts; EvalPlus's hundreds of inputs).
 STOP_AT_FIRST_FAILURE = "stop_at_first_failure"
 # A problem's metadata flag, set for a run: judge every case even after one failed (a
 # partial-credit reward, per-case detail); it overrides STOP_AT_FIRST_FAILURE and a stdio
@@ -64,7 +64,7 @@ class CheckCase:
     # A compare case judged by a named oracle (harness.oracles) instead of ``check``: the
     # oracle gets the values sent back and ``expected``, JSON text it alone interprets
     # (EvalPlus's cases: the reference's output in the channel's tagged encoding, atol).
-    # Text, not a structure: cases are hashed (harness.runtime caches by them).
+    # Text, not a structure: cases are hashed (harness.pipeline.runtime caches by them).
     oracle: str = ""
     expected: str = ""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.verdicts import (
+from harness.pipeline.verdicts import (
     CASE_BUDGET_S,
     SampleCheck,
     SandboxInfrastructureError,
@@ -80,7 +80,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def sandbox(request: pytest.FixtureRequest, sample_id: str) -> SampleCheck:
     """Runs the sample (once per worker) in the sandbox and gives the test its case results."""
-    from harness.results import execution_record
+    from harness.pipeline.results import execution_record
 
     suite = suite_of(request.path)
     task_id = request.module.TASK_ID

@@ -9,7 +9,7 @@ makes a benchmark run 5-10x fewer pytest items, the main cost of the trusted sid
 fixture (``plugin.fixtures``).
 
 While pytest reports one sample, the fork server already runs the next ones: each item tells
-the suite which samples come next (:meth:`harness.runtime.LoadedSuite.plan`).
+the suite which samples come next (:meth:`harness.pipeline.runtime.LoadedSuite.plan`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from harness.pipeline.judge import judge_one
-from harness.results import CaseOutcome, SampleOutcomes, build_row, execution_record
-from harness.runtime import READ_AHEAD
+from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, execution_record
+from harness.pipeline.runtime import READ_AHEAD
+from harness.pipeline.verdicts import SandboxInfrastructureError, case_functions, load_check_module
 from harness.sandbox import SampleExecution
-from harness.verdicts import SandboxInfrastructureError, case_functions, load_check_module
 
 
 class SampleFailed(Exception):

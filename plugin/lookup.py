@@ -49,7 +49,7 @@ def queued_items(config: pytest.Config, limit: int) -> list[pytest.Item] | None:
 def suite_root(test_file: Path) -> Path | None:
     """The compiled suite folder that holds ``test_file`` (looked up once per file)."""
     if test_file not in _roots:
-        from harness.compile import find_suite_root
+        from harness.pipeline.compile import find_suite_root
 
         _roots[test_file] = find_suite_root(test_file.parent)
     return _roots[test_file]
@@ -62,7 +62,7 @@ def suite_of(test_file: Path) -> Any:
     runs many sessions, and a module cached in ``sys.modules`` may come from an older folder.
     """
     # Imported here: the plugin loads in every pytest run, the sandbox only when it is used.
-    from harness.runtime import loaded_suite
+    from harness.pipeline.runtime import loaded_suite
 
     root = suite_root(test_file)
     if root is None:

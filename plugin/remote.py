@@ -318,7 +318,7 @@ def _own_folder(config: pytest.Config, workerinput: dict[str, Any]) -> Path:
     """An empty folder of this worker's own under ``$TMPDIR``, removed when its pytest ends.
 
     Its path is the same on every run of the same controller folder and worker id: the
-    assertion-rewritten checks are cached by path and source (harness.verdicts), so a rerun
+    assertion-rewritten checks are cached by path and source (harness.pipeline.verdicts), so a rerun
     skips rewriting every module. A lock keeps two concurrent runs out of one folder (the
     second gets a fresh one).
     """

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harness.compile import SAMPLES_FILE, load_manifest
+from harness.pipeline.compile import SAMPLES_FILE, load_manifest
+from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, summarize
 from harness.records import Problem, Sample, problem_from_json
-from harness.results import CaseOutcome, SampleOutcomes, build_row, summarize
 from plugin.lookup import ROW_ATTR
 
 SUITE_FOLDER = "suite"
@@ -243,7 +243,7 @@ class EvalSession:
         if not (name.startswith("sample[") and name.endswith("]")):
             return None
         if self._modules is None:
-            from harness.compile import module_path
+            from harness.pipeline.compile import module_path
 
             self._modules = {}
             for task_id, problem in self.problems.items():

@@ -80,7 +80,7 @@ KNOWN_DEFECTS: dict[str, tuple[str, Callable[[], bool]]] = {
         "process apart from the candidate, which cannot call the judge's objects",
         lambda: True,
     ),
-    # The reference passes 65-85% of runs. Calibration (harness/calibration.py) flags it only
+    # The reference passes 65-85% of runs. Calibration (harness/pipeline/calibration.py) flags it only
     # when one of its seeds happens to fail, so it is listed here by name.
     "ClassEval_58": (
         "flaky reference: mines are placed with unseeded randomness, so its tests pass or fail "

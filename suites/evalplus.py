@@ -172,7 +172,7 @@ def problem_from_record(suite: str, record: Mapping[str, Any], digest: str, wher
             "evalplus": {"dataset": dataset, "data_sha256": digest, "atol": float(atol)},
             "contract": str(record.get("contract", "")),
             # As evalplus without --test-details: a sample stops at its first failed input
-            # when only the verdict is wanted (harness.sample_parts).
+            # when only the verdict is wanted (harness.pipeline.sample_parts).
             STOP_AT_FIRST_FAILURE: True,
             MEMORY_MB: MEMORY_MB_EVALPLUS,
         },

@@ -29,9 +29,9 @@ from typing import Any
 from harness.oracles import decoded, encoded
 from harness.oracles.evalplus import FLOAT_ATOL, is_floats
 from harness.paths import cache_dir, write_cache_file
+from harness.pipeline.runtime import build_request
 from harness.pipeline.steps import register_problem_step
 from harness.records import CheckCase, Problem, replaced
-from harness.runtime import build_request
 from harness.sandbox import SampleExecution, Sandbox
 from harness.sandbox.channel.codec import Opaque
 

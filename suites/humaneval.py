@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.checks import CheckSplitError, split_check
+from harness.pipeline.checks import CheckSplitError, split_check
 from harness.records import Problem
 from suites.defects import missing_module_defects, parse_error
 

@@ -19,11 +19,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.data_tests import confine_data_tests
 from harness.deps.pins import PinError
 from harness.deps.resolve import resolve
 from harness.deps.sources import FIELD as DEPENDENCIES
 from harness.deps.sources import check_entries
+from harness.pipeline.data_tests import confine_data_tests
 from harness.records import Problem
 from suites.defects import missing_modules, parse_error
 from suites.errors import SuiteError
@@ -77,7 +77,7 @@ def load_jsonl(path: str | Path, suite: str | None = None) -> list[Problem]:
 
 def _problem(record: dict[str, Any], suite: str, file: str, number: int) -> Problem:
     """A HumanEval-shaped line's problem; its tests are the user's data, so they run confined
-    (harness.data_tests), never in the trusted process."""
+    (harness.pipeline.data_tests), never in the trusted process."""
     extra: dict[str, Any] = {"source_file": file, "source_line": number}
     own = record.get(DEPENDENCIES) or {}
     if not own:

@@ -2,7 +2,7 @@
 ``sanitized-mbpp.json``), from a local mirror or the hub (``google-research-datasets/mbpp``).
 
 A record's ``test_list`` (asserts that call the function by its own name) becomes a module
-``def check(candidate):`` holding the asserts, which ``harness.checks.split_check`` splits into
+``def check(candidate):`` holding the asserts, which ``harness.pipeline.checks.split_check`` splits into
 cases. The function names the asserts call and the reference defines are the problem's
 ``candidate_names``; the entry point is the first of them the tests call.
 
@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.checks import CheckSplitError, split_check
+from harness.pipeline.checks import CheckSplitError, split_check
 from harness.records import Problem
 from suites.defects import missing_module_defects, parse_error
 

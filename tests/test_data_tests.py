@@ -2,7 +2,7 @@
 
 Their module-level code and any check that is not a pure comparison used to run in the pytest
 process or the reward engine, as root: a data set's ``open('/tmp/...', 'w')`` wrote as root, and
-its helpers ran unconfined. Now (harness.data_tests) pure checks stay in the trusted process and
+its helpers ran unconfined. Now (harness.pipeline.data_tests) pure checks stay in the trusted process and
 everything else runs in the judge, confined like the candidate; verdicts stay what they were.
 """
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.data_tests import FROM_DATA, confine_data_tests, judged_statement, pure_check
 from harness.evaluate import evaluate
+from harness.pipeline.data_tests import FROM_DATA, confine_data_tests, judged_statement, pure_check
 from harness.records import CheckCase, Sample
 from suites.jsonl_suite import load_jsonl
 

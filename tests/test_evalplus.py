@@ -196,8 +196,8 @@ def test_the_float_tolerance_sticks_for_the_rest_of_its_group() -> None:
 # -- a real run -------------------------------------------------------------------------------
 def test_a_run_gives_base_and_plus_verdicts_and_names_the_data(shared_data: Path, tmp_path: Path):
     from harness.evaluate import evaluate
+    from harness.pipeline.results import summarize
     from harness.records import Sample
-    from harness.results import summarize
 
     problems = load_suite("humaneval-plus", "test[:3]", shared_data)  # 0, 1, 2
     truncate = problems[2]  # truncate_number: x % 1.0; HumanEval's checks miss x - int(x) < 0
@@ -224,9 +224,9 @@ def test_the_expected_outputs_cost_is_not_the_checks_budget() -> None:
     still judges the case (Mbpp/630's outputs made the reference fail on a loaded machine)."""
     import time
 
+    from harness.pipeline.verdicts import judge_sample
     from harness.records import CheckCase
     from harness.sandbox import CaseExecution, SampleExecution
-    from harness.verdicts import judge_sample
 
     big = list(range(1_000_000)) + [time.time_ns()]  # a text no earlier test parsed
     expected = json.dumps({"kind": "exact", "atol": 0.0, "out": encoded(big)})

@@ -6,7 +6,7 @@ array whose iteration never ends, an int that explodes under ``**``. Each must b
 candidate's failure ("value too large: ..." or a check over its budget), quickly, in real
 pytest sessions (``-n 0`` and ``-n 2``), beside honest samples with big honest values that
 still pass. The problems are a registered suite's (its checks run in the trusted process; a
-data set's would run confined, harness.data_tests). The decoder's bounds are also checked
+data set's would run confined, harness.pipeline.data_tests). The decoder's bounds are also checked
 directly, with hypothesis.
 """
 
@@ -489,7 +489,7 @@ def test_the_check_budget_never_outlives_its_block(monkeypatch: pytest.MonkeyPat
     import contextlib
     import signal
 
-    from harness import verdicts
+    from harness.pipeline import verdicts
 
     monkeypatch.setattr(verdicts, "_REFIRE_S", 0.0001)
     original = signal.getsignal(signal.SIGPROF)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.runtime import build_request
+from harness.pipeline.runtime import build_request
 from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox.landlock_view import no_bwrap_guards
 from suites.classeval import RUNNER_NAME, RUNNER_SOURCE

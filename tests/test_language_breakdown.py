@@ -14,9 +14,9 @@ import pytest
 
 from harness.cli import main
 from harness.history import History
+from harness.pipeline.results import summarize
 from harness.report import write_report
 from harness.report.rundata import load_history_run, load_out_dir
-from harness.results import summarize
 
 
 def row(suite: str, task: str, sample: str, status: str, **extra: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import checks
 from harness.memo import DiskMemo
+from harness.pipeline import checks
 from suites import load_suite
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.calibration import (
+from harness.pipeline.calibration import (
     CACHE_FILE,
     SEEDS,
     calibrate,
@@ -24,6 +24,7 @@ from harness.calibration import (
     read_cache,
     sandbox_key,
 )
+from harness.pipeline.timeouts import prepare_problems, reference_durations
 from harness.records import CheckCase, Problem, Sample
 from harness.sandbox import (
     CaseExecution,
@@ -32,7 +33,6 @@ from harness.sandbox import (
     Sandbox,
     SandboxSettings,
 )
-from harness.timeouts import prepare_problems, reference_durations
 
 SOUND = Problem(
     suite="toy",
@@ -224,7 +224,7 @@ def test_a_flaky_reference_is_a_data_error_left_out_of_pass_at_k(
     tmp_path: Path, cache: Path
 ) -> None:
     from harness.evaluate import evaluate
-    from harness.results import summarize
+    from harness.pipeline.results import summarize
 
     samples = [Sample(FLAKY.task_id, FLAKY.reference, "reference")]
     sound = [Sample(SOUND.task_id, SOUND.reference, "reference")]

@@ -1,4 +1,4 @@
-"""A sample in parts (harness.sample_parts): EvalPlus's problems stop at a sample's first failed
+"""A sample in parts (harness.pipeline.sample_parts): EvalPlus's problems stop at a sample's first failed
 input when only the verdict is wanted, and judge every input when a reward, ``every_case`` or
 ``--llm-every-case`` asks. The verdicts are the same either way."""
 
@@ -13,10 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.evaluate import evaluate
-from harness.records import EVERY_CASE, STOP_AT_FIRST_FAILURE, CheckCase, Problem, Sample
-from harness.reward import load_reward_config
-from harness.runtime import loaded_suite
-from harness.sample_parts import (
+from harness.pipeline.runtime import loaded_suite
+from harness.pipeline.sample_parts import (
     CASE_S,
     FIRST_COST_S,
     FIRST_PART,
@@ -25,6 +23,8 @@ from harness.sample_parts import (
     merged,
     parts_of,
 )
+from harness.records import EVERY_CASE, STOP_AT_FIRST_FAILURE, CheckCase, Problem, Sample
+from harness.reward import load_reward_config
 from harness.sandbox import CaseExecution, SampleExecution
 from suites.registry import load_suite
 

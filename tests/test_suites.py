@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks import split_check
+from harness.pipeline.checks import split_check
 from harness.records import Problem
 from suites import SuiteError, known_suites, load_splits, load_suite, register_suite
 from suites.jsonl_suite import JsonlSuiteError, load_jsonl

@@ -6,8 +6,8 @@ Where the reference timings come from (and when they are trusted): test_referenc
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.pipeline.timeouts import with_timeouts
 from harness.records import CheckCase, Problem
-from harness.timeouts import with_timeouts
 
 PROBLEM = Problem(
     suite="toy",

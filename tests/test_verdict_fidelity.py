@@ -19,11 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.checks import split_check
-from harness.compile import render_test_module
 from harness.completions import assemble_program
+from harness.pipeline.checks import split_check
+from harness.pipeline.compile import render_test_module
+from harness.pipeline.runtime import build_request
 from harness.records import Problem
-from harness.runtime import build_request
 from harness.sandbox import Sandbox, SandboxSettings
 from harness.sandbox.channel import codec
 
@@ -377,7 +377,7 @@ def test_a_failed_checks_message_is_the_line_pytest_shows(message: str) -> None:
     so): the text is the one pytest's own ExceptionInfo gives, for any message."""
     from _pytest._code import ExceptionInfo
 
-    from harness.verdicts import MAX_MESSAGE, failure_message
+    from harness.pipeline.verdicts import MAX_MESSAGE, failure_message
 
     try:
         pytest.fail(message, pytrace=False)

@@ -4,7 +4,7 @@ Each case's yardstick (``baseline``) is one of:
 
 - ``reference``: the reference solution's time on the case,
   ``problem.metadata["reference_durations"]`` (measured in the same sandbox by
-  harness.timeouts), for a Python problem whose reference was timed;
+  harness.pipeline.timeouts), for a Python problem whose reference was timed;
 - ``median``: otherwise (a problem without a reference: a user's JSONL problem without
   ``canonical_solution``, and every translated language, which has no references at all), the
   median time of the samples **of the same batch** that passed that case, when at least

@@ -8,7 +8,7 @@ Metadata a problem carries (``Problem.metadata``):
 - ``deps_needs``: the allowed modules its tests or reference import (they must be in the
   overlay);
 - ``deps_overlay`` (set here): the overlay's ``site`` folder, which the sandbox puts on the
-  child's ``sys.path`` (harness.runtime);
+  child's ``sys.path`` (harness.pipeline.runtime);
 - ``deps_defect`` (set here): the defect this step added, so that resolving again (with a
   reward config's list, in each process that scores) replaces it instead of piling up.
 

@@ -20,4 +20,4 @@ class LocalExecutor:
         return evaluate_local(problems, samples, **options)
 
     def close(self) -> None:
-        """Nothing to release: the shared sandboxes belong to the process (harness.runtime)."""
+        """Nothing to release: the shared sandboxes belong to the process (harness.pipeline.runtime)."""

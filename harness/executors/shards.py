@@ -64,7 +64,7 @@ def failed_rows(
     fields as a judged row, every case ``error``, the message in ``execution.infra_error``.
     A trainer masks them (reward ``None``) instead of scoring the model 0."""
     from harness.completions import assemble_program
-    from harness.results import CaseOutcome, SampleOutcomes, build_row
+    from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row
     from harness.sandbox.api import empty_resources
 
     rows = []

@@ -3,7 +3,7 @@
 :func:`execute` is what the harness calls instead of the Python fork server for a problem with
 ``metadata["language"]``: it returns the same :class:`SampleExecution`, so the trusted pytest
 process judges compiled languages with the same generated check functions, messages and
-partial credit as Python (:mod:`harness.verdicts`).
+partial credit as Python (:mod:`harness.pipeline.verdicts`).
 
 A run starts the driver at case ``start``; it writes one frame per case on an inherited pipe
 (:mod:`harness.languages.base`). The channel accepts exactly one sequence: the start frame, one

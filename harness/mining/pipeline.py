@@ -35,7 +35,7 @@ from harness.mining.source import (
     reference_body,
 )
 from harness.mining.tiers import features, tier
-from harness.runtime import build_request
+from harness.pipeline.runtime import build_request
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 
 Progress = Callable[[str], None]

@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
-from harness.data_tests import FROM_DATA
 from harness.oracles import judge as judge_with_oracle
 from harness.paths import cache_dir, write_cache_file
+from harness.pipeline.data_tests import FROM_DATA
+from harness.pipeline.runtime import build_request
 from harness.records import CheckCase, Problem
-from harness.runtime import build_request
 from harness.sandbox import SampleExecution, SampleRequest, Sandbox
 
 SEEDS: tuple[int, ...] = (0, 1, 2, 3, 4)
@@ -268,7 +268,7 @@ def _unhealthy(problem: Problem, execution: SampleExecution) -> bool:
 class _TrustedChecks:
     """The trusted side of a generated test module, for one problem's reference runs.
 
-    As ``harness.compile.render_test_module`` writes it: the problem's ``test_setup`` at module
+    As ``harness.pipeline.compile.render_test_module`` writes it: the problem's ``test_setup`` at module
     level, then per ``compare`` case its ``prelude``, ``v`` (the values sent back) and ``check``.
     """
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import assemble_program
-from harness.data_tests import FROM_DATA
 from harness.language_hooks import hooks_for
+from harness.pipeline.data_tests import FROM_DATA
 from harness.records import CheckCase, Problem, Sample, is_plus, to_json
 from harness.sandbox.inside.segment import MAX_STRETCH
 

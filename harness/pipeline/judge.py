@@ -9,17 +9,17 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.results import CaseOutcome, SampleOutcomes, build_row, execution_record
-from harness.runtime import READ_AHEAD, LoadedSuite, loaded_suite
-from harness.sample_parts import NOT_RUN, STOPPED_NOTE, merged
-from harness.sandbox import SampleExecution
-from harness.verdicts import (
+from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, execution_record
+from harness.pipeline.runtime import READ_AHEAD, LoadedSuite, loaded_suite
+from harness.pipeline.sample_parts import NOT_RUN, STOPPED_NOTE, merged
+from harness.pipeline.verdicts import (
     SAMPLE_BUDGET_S,
     case_functions,
     judge_sample,
     load_check_module,
     prepare_oracle_cases,
 )
+from harness.sandbox import SampleExecution
 
 Key = tuple[str, str]  # (task_id, sample_id)
 CheckFunctions = Sequence[tuple[str, Callable[..., Any]]]
@@ -55,7 +55,7 @@ def _judge_in_parts(
     functions: CheckFunctions,
     on_execution: Callable[[SampleExecution, bool], None] | None,
 ) -> list[CaseOutcome]:
-    """Judge a sample part by part (harness.sample_parts) and run no part after a failed one:
+    """Judge a sample part by part (harness.pipeline.sample_parts) and run no part after a failed one:
     its cases are failed as not run. The checks of all parts share one sample's budget."""
     problem = suite.problems[key[0]]
     by_case = dict(functions)

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.pipeline.judge import Key
+from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row
+from harness.pipeline.runtime import loaded_suite
 from harness.pipeline.worker import DONE, SLOT, SLOT_ENV
-from harness.results import CaseOutcome, SampleOutcomes, build_row
-from harness.runtime import loaded_suite
 
 _HARNESS_ROOT = str(Path(__file__).resolve().parents[2])  # the checkout or site-packages
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.compile import CompiledSuite, SuiteSettings, compile_suite
+from harness.pipeline.compile import CompiledSuite, SuiteSettings, compile_suite
 from harness.pipeline.steps import run_problem_steps
+from harness.pipeline.timeouts import prepare_problems
 from harness.records import EVERY_CASE, MEMORY_MB, Problem, Sample
 from harness.sandbox import SandboxSettings
 from harness.sandbox.shared import shared_sandbox
-from harness.timeouts import prepare_problems
 
 
 class RunSetupError(ValueError):

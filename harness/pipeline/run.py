@@ -18,8 +18,8 @@ from typing import Any
 
 from harness.pipeline.judge import judge_suite
 from harness.pipeline.prepare import RunSettings, prepare_suite, unique_ids
+from harness.pipeline.results import summarize
 from harness.records import Problem, Sample
-from harness.results import summarize
 
 
 def evaluate_local(

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
 from harness.completions import prompt_context
 from harness.language_hooks import LanguageHooks, hooks_for, language_of
+from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
+from harness.pipeline.sample_parts import Part, parts_of
 from harness.records import Problem, problem_from_json
-from harness.sample_parts import Part, parts_of
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox.shared import shared_sandbox
 
@@ -33,7 +33,7 @@ def build_request(
     part: Part | None = None,
 ) -> SampleRequest:
     """The sandbox request that runs every case of ``problem`` (or of one ``part`` of its
-    cases: harness.sample_parts) against ``program``."""
+    cases: harness.pipeline.sample_parts) against ``program``."""
     cases = case_requests(problem)
     if part is not None:
         cases = cases[part[0] : part[1]]
@@ -174,7 +174,7 @@ class LoadedSuite:
         )
 
     def execution_parts(self, task_id: str, sample_id: str) -> Iterator[SampleExecution]:
-        """The executions of the sample's parts (:mod:`harness.sample_parts`), in order.
+        """The executions of the sample's parts (:mod:`harness.pipeline.sample_parts`), in order.
 
         A part is submitted only once the caller asks for it, after judging the one before:
         the caller stops after a failed part by closing the iterator, and no work is spent on

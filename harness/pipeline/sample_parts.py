@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.compile import oracle_group
+from harness.pipeline.compile import oracle_group
 from harness.records import EVERY_CASE, STOP_AT_FIRST_FAILURE, Problem
 from harness.sandbox import CaseExecution, SampleExecution, SandboxSettings
 from harness.sandbox.api import RESOURCE_KEYS, empty_resources

@@ -1,7 +1,7 @@
 """Per-case time limits derived from the reference solution's own runtime.
 
 Each case's limit is ``max(floor, multiplier × reference time)``; ``--llm-timeout`` replaces
-all of them. Reference times come from :mod:`harness.calibration`: measured in the sandbox over
+all of them. Reference times come from :mod:`harness.pipeline.calibration`: measured in the sandbox over
 several seeded runs, cached only from healthy runs, so the same samples get the same limits (and
 verdicts) on every run. :func:`prepare_problems` is the one entry point the plugin, ``evaluate``
 and the benchmarks share: limits, and references that fail or pass only by chance marked as data
@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from harness.calibration import calibrate
+from harness.pipeline.calibration import calibrate
 from harness.records import Problem, replaced
 from harness.sandbox import Sandbox
 

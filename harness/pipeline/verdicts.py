@@ -36,12 +36,12 @@ from _pytest._code import ExceptionInfo
 from _pytest.assertion import util as assertion_util
 from _pytest.outcomes import Exit
 
-from harness.compile import oracle_group
 from harness.oracles import judge as judge_with_oracle
 from harness.oracles import prepare as prepare_expected
 from harness.paths import cache_dir, write_cache_file
+from harness.pipeline.compile import oracle_group
+from harness.pipeline.results import CaseOutcome
 from harness.records import CheckCase, Problem
-from harness.results import CaseOutcome
 from harness.sandbox import CaseExecution, SampleExecution
 
 MAX_MESSAGE = 300
@@ -251,7 +251,7 @@ def case_functions(problem: Problem, module: ModuleType) -> list[tuple[str, Call
     """``(case_id, function)`` for every case of ``problem``, from its generated module.
 
     An oracle case has no function of its own: its group's (``test_plus`` for ``plus_12``,
-    parametrized by ``case_id``; see ``harness.compile.oracle_group``) is called with its id.
+    parametrized by ``case_id``; see ``harness.pipeline.compile.oracle_group``) is called with its id.
     """
     found: list[tuple[str, Callable[..., Any]]] = []
     for case in problem.cases:

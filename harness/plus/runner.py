@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.pipeline.runtime import build_request
 from harness.records import CheckCase, Problem
-from harness.runtime import build_request
 from harness.sandbox import Sandbox
 
 

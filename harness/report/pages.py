@@ -12,9 +12,9 @@ import harness.report.html as h
 import harness.report.plots as plots
 from harness import gate
 from harness.history import History
+from harness.pipeline.results import breakdown, row_language, suite_language
 from harness.report.plus import plus_section
 from harness.report.rundata import RunData, has_pass_at
-from harness.results import breakdown, row_language, suite_language
 
 STATUSES = ("passed", "failed", "timeout", "error")
 

@@ -30,8 +30,8 @@ import re
 import threading
 from collections import OrderedDict
 
-from harness.checks import CheckSplitError, split_check
-from harness.data_tests import confine_data_tests
+from harness.pipeline.checks import CheckSplitError, split_check
+from harness.pipeline.data_tests import confine_data_tests
 from harness.records import Problem
 from harness.rewardapi.items import InlineSpec, RewardInputError
 from suites.defects import missing_module_defects, parse_error

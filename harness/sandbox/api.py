@@ -51,7 +51,7 @@ class SampleRequest:
     # stub): sandbox-mode checks use these, never the program's copies of them.
     helpers: str = ""
     # After this many cases in a row timed out, the rest are not run (1 or 2; 1 when only
-    # the sample's verdict counts: harness.sample_parts).
+    # the sample's verdict counts: harness.pipeline.sample_parts).
     timeouts_in_a_row: int = 2
 
 

@@ -171,7 +171,7 @@ def stdio_problem(
             "language": LANGUAGE_PREFIX + language,
             "stdio": spec_to_json(spec),
             "starter_code": starter_code,
-            # The time limits are the data's: no reference is calibrated (harness.calibration).
+            # The time limits are the data's: no reference is calibrated (harness.pipeline.calibration).
             "limits_from_data": True,
         },
     )
