@@ -240,14 +240,7 @@ class WarmSandbox:
     ) -> Run:
         """Start ``argv`` in ``cwd`` as ``uid``, with ``fds`` as its 0, 1, 2 (and 3: the
         channel, see :data:`CHANNEL_FD`)."""
-        message = {
-            "op": "spawn",
-            "argv": list(argv),
-            "env": env,
-            "cwd": cwd.inside,
-            "limits": _limits(limits),
-            "uid": uid if DROP_UID else None,
-        }
+        message = _start_message("spawn", argv, cwd=cwd, env=env, limits=limits, uid=uid)
         # Not waited for: the caller goes on to wait for the program's first frame, and a
         # spawn that failed closes the fds (the program's pipes end) and answers the next request.
         self._settle()
@@ -274,15 +267,8 @@ class WarmSandbox:
         if self.pending:
             self.pending = False
             self._answer()
-        message = {
-            "op": "run",
-            "argv": list(argv),
-            "env": env,
-            "cwd": cwd.inside,
-            "limits": _limits(limits),
-            "uid": uid if DROP_UID else None,
-            "timeout": timeout,
-        }
+        message = _start_message("run", argv, cwd=cwd, env=env, limits=limits, uid=uid)
+        message["timeout"] = timeout
         self._send(message, fds)
         self.queued += 1
 
@@ -414,6 +400,27 @@ class Run:
     def finish(self) -> dict[str, Any]:
         """Kill it and everything it started; its accounting (``execution``'s keys)."""
         return {**empty_resources(), **self.sandbox.request({"op": "finish"})["resources"]}
+
+
+def _start_message(
+    op: str,
+    argv: Sequence[str],
+    *,
+    cwd: Folder,
+    env: dict[str, str],
+    limits: sandboxed.Limits,
+    uid: int,
+) -> dict[str, Any]:
+    """The spawner's message that starts ``argv`` (``spawn``: answered at once; ``run``: queued
+    and answered at its end)."""
+    return {
+        "op": op,
+        "argv": list(argv),
+        "env": env,
+        "cwd": cwd.inside,
+        "limits": _limits(limits),
+        "uid": uid if DROP_UID else None,
+    }
 
 
 def _limits(limits: sandboxed.Limits) -> dict[str, int]:
