@@ -155,6 +155,30 @@ sys.stdout.write("\n" + json.dumps({"elapsed_s": elapsed, "rows": rows}) + "\n")
 """
 
 
+SAMPLES = object()  # where the samples file's path goes in a runner's arguments
+
+
+def _run_fresh(
+    runner: str,
+    samples: Sequence[dict[str, Any]],
+    args: Sequence[Any],
+    *,
+    who: str,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run ``runner`` (a script) in a fresh interpreter on ``samples`` written to a file (its
+    path where ``args`` has :data:`SAMPLES`) and return the JSON report it prints last."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "samples.jsonl"
+        path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+        argv = [str(path) if a is SAMPLES else a for a in args]
+        command = [sys.executable, "-c", runner, *argv]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{who} failed: {done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def run_project_fresh(
     suite: str,
     data_dir: Path,
@@ -167,24 +191,9 @@ def run_project_fresh(
     """The rows of ``harness.evaluate`` run as a user runs it, in a fresh process (the suite
     loaded from ``data_dir``, ``workers`` judging workers started), and the seconds from
     loading the suite to the rows."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "samples.jsonl"
-        lines = (json.dumps(s.__dict__) + "\n" for s in samples_for(problems, programs))
-        path.write_text("".join(lines))
-        command = [
-            sys.executable,
-            "-c",
-            _PROJECT_RUNNER,
-            suite,
-            str(data_dir),
-            str(path),
-            str(workers),
-            "1" if every_case else "0",
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"the project's run failed: {done.stderr[-3000:]}")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    samples = [s.__dict__ for s in samples_for(problems, programs)]
+    args = [suite, str(data_dir), SAMPLES, str(workers), "1" if every_case else "0"]
+    report = _run_fresh(_PROJECT_RUNNER, samples, args, who="the project's run")
     rows = {(r["task_id"], r["sample_id"]): r for r in report["rows"]}
     return rows, float(report["elapsed_s"])
 
@@ -262,16 +271,9 @@ def run_evalplus(
     at its first failed input), or with ``--test-details`` (every input judged)."""
     dataset = EVALPLUS_DATASET[suite]
     data = evalplus_data(suite, data_file, problems)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "samples.jsonl"
-        path.write_text("".join(json.dumps(s) + "\n" for s in solutions(problems, programs)))
-        env = {**os.environ, OVERRIDE_ENV[dataset]: str(data), "TQDM_DISABLE": "1"}
-        details = "0" if fast_check else "1"
-        command = [sys.executable, "-c", _RUNNER, dataset, str(path), str(workers), details]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"evalplus failed: {done.stderr[-3000:]}")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    env = {**os.environ, OVERRIDE_ENV[dataset]: str(data), "TQDM_DISABLE": "1"}
+    args = [dataset, SAMPLES, str(workers), "0" if fast_check else "1"]
+    report = _run_fresh(_RUNNER, solutions(problems, programs), args, env=env, who="evalplus")
     verdicts = {(r["task_id"], r["sample_id"]): r for r in report["results"]}
     return verdicts, float(report["elapsed_s"])
 
