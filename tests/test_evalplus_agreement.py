@@ -121,7 +121,11 @@ def test_problems_past_the_bounds_agree_with_evalplus(
     ]
     path = data_file(suite, shared_data)
     assert path is not None
-    theirs, _ = run_evalplus(suite, path, problems, programs, fast_check=True)
+    # An input's limit in evalplus is 4 times its reference's time, measured once: the 1.6 M
+    # tuples of Mbpp/255 walked again by a wrapper went past it on a loaded CI machine, and
+    # evalplus failed a program that answers as the reference does. Verdicts, not speed, are
+    # compared here.
+    theirs, _ = run_evalplus(suite, path, problems, programs, fast_check=True, time_limit_factor=20)
     ours = run_project(problems, programs, workers=2, out=tmp_path / "out")
     result = compare(ours, theirs)
     assert not result.data_defects and result.compared == len(programs)
