@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import harness.sandbox.bwrap as bwrap
-from harness.sandbox import mounts
-from harness.sandbox.inside import seccomp
+import harness.sandbox.inside.seccomp as seccomp
+import harness.sandbox.mounts as mounts
 from harness.sandbox.mounts import under
 
 Rule = tuple[str, str]  # (path, rights): "r" read and execute files beneath, "d" list folders

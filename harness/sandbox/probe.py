@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import harness.sandbox.bwrap as bwrap
 import harness.sandbox.mounts as mounts
-from harness.sandbox import uids
+import harness.sandbox.uids as uids
 from harness.sandbox.api import CaseRequest, SampleExecution, SampleRequest, SandboxSettings
 from harness.sandbox.landlock_view import no_bwrap_guards
 

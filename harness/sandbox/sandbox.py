@@ -25,8 +25,8 @@ from dataclasses import asdict
 from typing import Any
 
 import harness.sandbox.bwrap as bwrap
+import harness.sandbox.uids as uids
 from harness.paths import deps_root
-from harness.sandbox import uids
 from harness.sandbox.api import (
     CaseExecution,
     CaseRequest,
