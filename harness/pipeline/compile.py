@@ -26,7 +26,7 @@ from harness.completions import assemble_program
 from harness.language_hooks import hooks_for
 from harness.pipeline.data_tests import FROM_DATA
 from harness.records import CheckCase, Problem, Sample, is_plus, to_json
-from harness.sandbox.inside.segment import MAX_STRETCH
+from harness.sandbox.server_files import MAX_STRETCH
 
 MANIFEST = "manifest.json"
 PROBLEMS_FILE = "problems.jsonl"

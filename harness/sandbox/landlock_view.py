@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import harness.sandbox.bwrap as bwrap
-import harness.sandbox.inside.seccomp as seccomp
 import harness.sandbox.mounts as mounts
 from harness.sandbox.mounts import under
+from harness.sandbox.server_files import server_module
 
 Rule = tuple[str, str]  # (path, rights): "r" read and execute files beneath, "d" list folders
 MAX_RULES = 20_000  # a view past this is a folder of data, not a program's needs
@@ -124,7 +124,7 @@ class Guards:
 
 @functools.lru_cache(maxsize=1)
 def no_bwrap_guards() -> Guards:
-    abi = seccomp.landlock_abi()
+    abi = server_module("seccomp").landlock_abi()
     if abi:
         return Guards(
             True,

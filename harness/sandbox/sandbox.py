@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import itertools
 import json
 import logging
@@ -35,8 +34,8 @@ from harness.sandbox.api import (
     SandboxSettings,
 )
 from harness.sandbox.decode import ReplyError, assemble
-from harness.sandbox.inside.segment import MAX_STRETCH
 from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
+from harness.sandbox.server_files import MAX_STRETCH, server_module
 
 log = logging.getLogger("codeeval.sandbox")
 DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows inside
@@ -251,8 +250,8 @@ class Sandbox:
         """
         root, self._work_root = self._work_root, None
         if root:
-            _tree_remover()(root)
-            _tree_remover()(root + "-left")
+            server_module("cleanup").remove_tree(root)
+            server_module("cleanup").remove_tree(root + "-left")
 
     def _server_log(self) -> str:
         if self._log_file is None:
@@ -474,18 +473,6 @@ class _Reader(threading.Thread):
         if type(message) is not dict:
             raise InfraError("reply from the sandbox server is not an object")
         return message
-
-
-@functools.lru_cache(maxsize=1)
-def _tree_remover() -> Any:
-    """The fork server's ``remove_tree`` (its module is stdlib only and loaded by path)."""
-    spec = importlib.util.spec_from_file_location(
-        "_codeeval_cleanup", bwrap.INSIDE_DIR / "cleanup.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.remove_tree
 
 
 @functools.lru_cache(maxsize=4096)

@@ -20,8 +20,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-# The fork server's own clean-up (stdlib only): a fork that becomes the uid sends kill(-1).
-from harness.sandbox.inside.cleanup import kill_uid
+from harness.sandbox.server_files import server_module
 
 # Far above the uids distributions hand out (1000-60000, nobody 65534) and the compiled
 # languages' old fixed range (200000-1200000).
@@ -84,7 +83,8 @@ def lease(size: int = 1) -> UidLease:
 
 def sweep(uid: int) -> None:
     """Kill every process running as ``uid`` (what a dead holder of its block left)."""
-    kill_uid(uid)
+    # The fork server's own clean-up: a fork that becomes the uid sends kill(-1).
+    server_module("cleanup").kill_uid(uid)
 
 
 def _lock_folder() -> str:
