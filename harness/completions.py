@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.language_hooks import LanguageHooks, hooks_for
+from harness.program_ast import parse_program
 from harness.records import Problem
 
 CompletionKind = Literal["continuation", "solution", "markdown"]
@@ -108,9 +109,8 @@ def defines_name(code: str, name: str | None) -> bool:
     """Whether ``code`` defines ``name`` at top level (def, class, or assignment)."""
     if not name:
         return False
-    try:
-        module = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    module = parse_program(code)
+    if module is None:
         # Not valid Python: fall back to a line-based look at column 0.
         pattern = re.compile(
             rf"^(?:async[ \t]+def|def|class)[ \t]+{re.escape(name)}\b|^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)",
@@ -216,10 +216,10 @@ def _import_lines(prompt: str) -> list[str]:
         # Accumulate a parenthesised import over a few lines until it parses.
         for end in range(i + 1, min(i + 20, len(lines)) + 1):
             chunk = "\n".join(lines[i:end])
-            try:
-                body = ast.parse(chunk).body
-            except SyntaxError:
+            module = parse_program(chunk)
+            if module is None:
                 continue
+            body = module.body
             if len(body) == 1 and isinstance(body[0], (ast.Import, ast.ImportFrom)):
                 found.append(chunk)
             break

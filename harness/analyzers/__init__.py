@@ -40,6 +40,7 @@ from harness.analyzers.structure import StructureAnalyzer
 from harness.analyzers.style import StyleAnalyzer
 from harness.analyzers.syntax import SyntaxAnalyzer
 from harness.analyzers.types_check import TypesAnalyzer
+from harness.program_ast import MAX_ANALYZED_CHARS
 
 ANALYZERS: dict[str, Analyzer] = {
     a.name: a
@@ -93,6 +94,8 @@ def run_analyzers(
     return results
 
 
+TOO_LONG: Report = {"error": f"program too long to analyze: over {MAX_ANALYZED_CHARS:,} characters"}
+
 # One analyzer's work: the subjects (by index) it must run on, and their cache keys (none for
 # an analyzer whose reports depend on the run, not only on the program).
 Job = tuple[Analyzer, list[int], list[str]]
@@ -124,7 +127,11 @@ def _jobs(
         found = cache.get_many(keys)
         missing = []
         for i, key in enumerate(keys):
-            if key in found:
+            if len(subjects[i].program) > MAX_ANALYZED_CHARS:
+                # Past the trusted side's bound an analyzer of programs does not read it (a
+                # parse and a walk cost about 15 s of CPU per MB, the tools' own more).
+                results[i][name] = dict(TOO_LONG)
+            elif key in found:
                 results[i][name] = found[key]
             else:
                 missing.append(i)

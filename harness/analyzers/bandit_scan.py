@@ -45,9 +45,13 @@ class BanditAnalyzer:
 
 def _reports(paths: list[Path]) -> list[Report]:
     """One bandit run over all files; a report per file."""
-    found = scan([str(p) for p in paths])
+    found, skipped = scan([str(p) for p in paths])
     reports: list[Report] = []
     for path in paths:
+        if str(path) in skipped:
+            # Not scanned is not "no issues": a program bandit cannot read earns no credit.
+            reports.append({"error": f"bandit could not scan it: {skipped[str(path)]}"})
+            continue
         issues = found.get(str(path), [])
         worst = max((SEVERITY_RANK.get(x["severity"], 0) for x in issues), default=0)
         reports.append(
@@ -60,9 +64,11 @@ def _reports(paths: list[Path]) -> list[Report]:
     return reports
 
 
-def scan(paths: list[str]) -> dict[str, list[BanditIssue]]:
-    """Bandit's issues per file, with its default profile."""
-    logging.getLogger("bandit").setLevel(logging.ERROR)
+def scan(paths: list[str]) -> tuple[dict[str, list[BanditIssue]], dict[str, str]]:
+    """Bandit's issues per file, with its default profile, and the files it skipped (why)."""
+    # A file bandit cannot scan (a tree too deep for its visitors) is logged as an ERROR by
+    # bandit; here it is the file's report instead.
+    logging.getLogger("bandit").setLevel(logging.CRITICAL)
     # Bandit's output-format plugins that need extra packages (sarif) log an ERROR when its
     # manager loads them; this scan uses none of them, so that line is noise here.
     loader_log = logging.getLogger("stevedore.extension")
@@ -74,7 +80,7 @@ def scan(paths: list[str]) -> dict[str, list[BanditIssue]]:
         loader_log.setLevel(level)
 
 
-def _scan(paths: list[str]) -> dict[str, list[BanditIssue]]:
+def _scan(paths: list[str]) -> tuple[dict[str, list[BanditIssue]], dict[str, str]]:
     with _lock, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bandit's plugin loader warns about deprecated args
         from bandit.core import config, manager
@@ -94,4 +100,5 @@ def _scan(paths: list[str]) -> dict[str, list[BanditIssue]]:
                     "text": issue.text,
                 }
             )
-    return result
+        skipped = {str(name): str(why) for name, why in mgr.skipped}
+    return result, skipped

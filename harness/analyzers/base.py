@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.program_ast import parse_program
 from harness.records import Problem
 
 Report = dict[str, Any]
@@ -33,10 +34,7 @@ class Subject:
     def tree(self) -> ast.Module | None:
         """The parsed program (``None`` when it does not parse), parsed once per batch."""
         if self._tree is None:
-            try:
-                self._tree = ast.parse(self.program)
-            except (SyntaxError, ValueError):
-                self._tree = False
+            self._tree = parse_program(self.program) or False
         return self._tree or None
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TypedDict
 
 from harness.analyzers.base import Report, Subject
+from harness.program_ast import parse_program
 from harness.records import Problem
 
 BUILTIN_NAMES = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__builtins__"}
@@ -243,9 +244,8 @@ def entry_function(sources: Sequence[str], name: str) -> ast.FunctionDef | None:
     """The top-level ``def name`` of the first of ``sources`` that parses and defines it
     (a source that does not parse is passed over)."""
     for text in sources:
-        try:
-            module = ast.parse(text)
-        except SyntaxError:
+        module = parse_program(text)
+        if module is None:
             continue
         for node in module.body:
             if isinstance(node, ast.FunctionDef) and node.name == name:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from typing import TypedDict
 
 from harness.analyzers.base import Report, Subject
+from harness.program_ast import parse_failure
 
 
 class SyntaxReport(TypedDict, total=False):
@@ -26,10 +26,8 @@ class SyntaxAnalyzer:
 
 
 def check_syntax(program: str) -> SyntaxReport:
-    try:
-        ast.parse(program)
-    except SyntaxError as exc:
-        return {"ok": False, "line": exc.lineno, "col": exc.offset, "message": exc.msg}
-    except ValueError as exc:  # null bytes
-        return {"ok": False, "line": None, "col": None, "message": str(exc)}
-    return {"ok": True, "line": None, "col": None, "message": ""}
+    failure = parse_failure(program)
+    if failure is None:
+        return {"ok": True, "line": None, "col": None, "message": ""}
+    line, col, message = failure
+    return {"ok": False, "line": line, "col": col, "message": message}

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.paths import cache_dir
+from harness.program_ast import parse_program
 from harness.records import Problem
 
 LEVELS: dict[int, str] = {
@@ -90,9 +91,8 @@ def split_reference(program: str, entry_point: str) -> dict[int, tuple[str, str]
 def _entry_body(program: str, entry_point: str) -> tuple[int, int] | None:
     """The 0-based first line of the entry point's body after its docstring, and the end of
     the function (exclusive); None when there is no such function or no body."""
-    try:
-        tree = ast.parse(program)
-    except SyntaxError:
+    tree = parse_program(program)
+    if tree is None:
         return None
     functions = [
         n

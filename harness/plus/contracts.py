@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.program_ast import parse_program
+
 CONTRACTS_FILE = Path(__file__).with_name("contracts.json")
 _BUILTINS: dict[str, Any] = {
     name: __builtins__[name] if isinstance(__builtins__, dict) else getattr(__builtins__, name)
@@ -140,11 +142,10 @@ def guarded_program(program: str, entry_point: str, contract_text: str) -> str |
     applied (a problem with an unreadable contract gets no plus cases rather than wrong ones)."""
     if not contract_text.strip():
         return program
-    try:
-        tree = ast.parse(program)
-        body = textwrap.indent(textwrap.dedent(contract_text.strip("\n")), "    ")
-    except SyntaxError:
+    tree = parse_program(program)
+    if tree is None:
         return None
+    body = textwrap.indent(textwrap.dedent(contract_text.strip("\n")), "    ")
     entry = next(
         (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry_point), None
     )

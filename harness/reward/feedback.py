@@ -35,6 +35,7 @@ from typing import Any
 from harness.analyzers.outcomes import exception_type, summarize_cases
 from harness.analyzers.structure import structure_report
 from harness.analyzers.syntax import check_syntax
+from harness.program_ast import parse_program
 from harness.records import Problem
 
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
@@ -114,13 +115,7 @@ def _program_of(row: Mapping[str, Any], problem: Problem | None) -> str:
 
 
 def _structure_of(program: str, problem: Problem | None) -> dict[str, Any]:
-    import ast
-
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError):
-        tree = None
-    return dict(structure_report(tree, problem))
+    return dict(structure_report(parse_program(program), problem))
 
 
 def _facts(row: Mapping[str, Any], problem: Problem | None) -> dict[str, Any]:
@@ -248,9 +243,8 @@ def _agent_codes(row: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _definitions(code: str) -> list[str] | None:
     """Functions and ``Class.method`` names the code defines (``None``: it does not parse)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    tree = parse_program(code)
+    if tree is None:
         return None
     names = []
     for node in tree.body:

@@ -20,6 +20,7 @@ from typing import Any
 from harness.analyzers.base import program_of
 from harness.analyzers.outcomes import exception_type
 from harness.analyzers.structure import function_info, implemented_methods, is_stub
+from harness.program_ast import parse_program
 from harness.records import Problem
 
 Parts = dict[str, float]
@@ -47,8 +48,9 @@ def weighted(row: Mapping[str, Any], problem: Problem | None, reports: Mapping[s
     - tests: fraction of cases passed;
     - quality: mean of the enabled checks: complexity (1 if radon's max cyclomatic complexity
       <= max_complexity, else max_complexity / it), style (max(0, 1 - 0.1 x ruff findings)),
-      security (max(0, 1 - bandit penalties: LOW .25, MEDIUM .5, HIGH 1)); with
-      ``security_weight`` > 0 security is its own part instead;
+      security (max(0, 1 - bandit penalties: LOW .25, MEDIUM .5, HIGH 1)); a check that
+      could not read the program scores 0; with ``security_weight`` > 0 security is its own
+      part instead;
     - efficiency: yardstick time / sample time on the passed cases (capped at 1), where the
       yardstick is the reference's time, else the median of the batch's passing samples
       (harness.analyzers.efficiency); 0 when the peak memory is over ``memory_limit`` MB; left
@@ -87,14 +89,20 @@ def quality_score(reports: Mapping[str, Any], ev: Mapping[str, Any]) -> float:
     """The mean of the enabled quality checks of a program that parses (0 with none)."""
     config = ev["code_quality"]
     scores = []
+    # A check that ran and could not read the program (radon's visitors on a tree too deep
+    # for them) gives no credit, as bandit's does: being unreadable must not pay.
     radon = reports.get("radon") or {}
     if "max_complexity" in radon:
         worst = radon["max_complexity"]
         limit = float(config.get("max_complexity", 10))
         scores.append(1.0 if worst <= limit else limit / worst)
+    elif "error" in radon:
+        scores.append(0.0)
     style = reports.get("style") or {}
     if config.get("enable_pep8", True) and "count" in style:
         scores.append(max(0.0, 1.0 - 0.1 * style["count"]))
+    elif config.get("enable_pep8", True) and "error" in style:
+        scores.append(0.0)
     separate_security = float(ev.get("security_weight", 0.0)) > 0
     if config.get("security_checks", True) and not separate_security:
         scores.append(security_score(reports.get("bandit") or {}))
@@ -199,9 +207,8 @@ def lenient_functions(program: str) -> dict[str, Any]:
         # Cut trailing module-level lines (they would belong to no function).
         lines = chunk.splitlines()
         keep = [lines[0], *[ln for ln in lines[1:] if not ln.strip() or ln[:1].isspace()]]
-        try:
-            tree = ast.parse("\n".join(keep))
-        except (SyntaxError, ValueError):
+        tree = parse_program("\n".join(keep))
+        if tree is None:
             continue
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -247,9 +254,8 @@ def overlap_share(
 
 def _class_methods(code: str, problem: Problem | None) -> list[str]:
     """Implemented methods of the problem's class in ``code`` (or its top-level defs)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    tree = parse_program(code)
+    if tree is None:
         return []
     name = problem.entry_point if problem is not None else None
     for node in tree.body:

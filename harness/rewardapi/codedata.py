@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from harness.program_ast import parse_program
 from harness.records import Problem
 from harness.rewardapi.items import InlineSpec, RewardInputError, check_inline
 
@@ -209,9 +210,8 @@ def assert_spec(code: Mapping[str, Any], where: str = "ground_truth") -> InlineS
 
 def called_function(tests: str) -> str | None:
     """The function the assert lines call most (their entry point), if any."""
-    try:
-        tree = ast.parse(tests)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parse_program(tests)
+    if tree is None:
         return None
     names = Counter(
         node.func.id

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
+from harness.program_ast import parse_failure, parse_program
 from harness.records import Problem
 
 AnalyzerType = Literal["critical", "informative"]
@@ -40,10 +41,7 @@ class Completion:
         return self.code.count("\n") + 1
 
     def tree(self) -> ast.Module | None:
-        try:
-            return ast.parse(self.program)
-        except (SyntaxError, ValueError):
-            return None
+        return parse_program(self.program)
 
 
 @dataclass
@@ -78,13 +76,11 @@ class CoderAnalyzer(Protocol):
 
 def syntax_failure(name: str, kind: AnalyzerType, candidate: Completion) -> AnalyzerResult:
     """The verdict of a parsing analyzer on a program that does not parse."""
-    try:
-        ast.parse(candidate.program)
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}" if exc.lineno else "the program"
-        message = f"The completed code does not parse: {exc.msg} ({where})."
-    except ValueError as exc:
-        message = f"The completed code does not parse: {exc}."
-    else:  # pragma: no cover - callers only ask when parsing failed
+    failure = parse_failure(candidate.program)
+    if failure is None:  # pragma: no cover - callers only ask when parsing failed
         message = ""
+    else:
+        line, _, why = failure
+        where = f"line {line}" if line else "the program"
+        message = f"The completed code does not parse: {why} ({where})."
     return AnalyzerResult(name, kind, -1.0, False, message, {"syntax_error": True})
