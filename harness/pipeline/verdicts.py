@@ -451,7 +451,9 @@ def load_check_module(path: Path) -> ModuleType:
     through here: the same rewriting pytest applies, so a failed case's message is the same on
     both. The rewritten code is cached on disk by source, path and versions (pytest's own
     cache is skipped under PYTHONDONTWRITEBYTECODE, and workers would each redo it), and in
-    memory by the file's path, size and modification time.
+    memory by the file's path, size and modification time. On disk the key is the source
+    alone, not its path: a trainer compiles the same checks into a new folder every batch, and
+    each run of ``pytest --llm-eval`` into its own ``--llm-out``.
     """
     stat = path.stat()
     key = (str(path), stat.st_mtime_ns, stat.st_size)
@@ -470,11 +472,11 @@ def _rewritten_code(path: Path) -> CodeType:
     from _pytest.assertion.rewrite import rewrite_asserts
 
     source = path.read_bytes()
-    tag = f"{path}\0{pytest.__version__}\0{sys.version}\0".encode()
+    tag = f"{pytest.__version__}\0{sys.version}\0".encode()
     digest = hashlib.sha256(tag + source).hexdigest()[:32]
     cached = _code_cache_dir() / f"{digest}.marshal"
     try:
-        return marshal.loads(cached.read_bytes())
+        return _with_filename(marshal.loads(cached.read_bytes()), str(path))
     except (OSError, ValueError, EOFError, TypeError):
         pass
     tree = ast.parse(source, filename=str(path))
@@ -482,6 +484,17 @@ def _rewritten_code(path: Path) -> CodeType:
     code = compile(tree, str(path), "exec", dont_inherit=True)
     write_cache_file(cached, marshal.dumps(code))
     return code
+
+
+def _with_filename(code: CodeType, filename: str) -> CodeType:
+    """``code`` (and the functions' code within it) as compiled from ``filename``, for
+    tracebacks and pytest's failure reports."""
+    if code.co_filename == filename:
+        return code
+    consts = tuple(
+        _with_filename(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts
+    )
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def _code_cache_dir() -> Path:
