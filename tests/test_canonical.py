@@ -26,6 +26,7 @@ def test_humaneval_references_all_pass(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.OK
 
 
+@pytest.mark.slow  # 427 references in a real session: 26 s
 def test_sanitized_mbpp_references_pass_except_listed_data_defects(
     pytester: pytest.Pytester, shared_data: Path
 ) -> None:

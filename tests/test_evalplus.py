@@ -282,6 +282,7 @@ def test_llm_plus_adds_generated_cases_to_an_evalplus_suite(
 
 
 # -- outputs past the channel's bounds, and evalplus's memory --------------------------------
+@pytest.mark.slow  # the six problems' largest inputs: 40 s
 def test_problems_whose_outputs_are_past_the_bounds_are_judged(
     shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,6 +90,7 @@ def test_metrics_written_per_step(two_step_run) -> None:
     assert all("reward" in r and "rewards/distinct_chars/mean" in r for r in rows)
 
 
+@pytest.mark.slow  # a third run from the checkpoint: 19 s
 def test_resume_from_checkpoint_reaches_the_same_parameters(two_step_run, tmp_path) -> None:
     out = two_step_run["out"]
     assert (out / "checkpoint-1").is_dir() and (out / "checkpoint-2").is_dir()

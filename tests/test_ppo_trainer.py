@@ -92,6 +92,7 @@ def test_resume_gives_identical_parameters_and_optimizer(single, tmp_path) -> No
     assert all(torch.equal(sa[k]["exp_avg_sq"], sb[k]["exp_avg_sq"]) for k in sa)
 
 
+@pytest.mark.slow  # two agents' PPO steps end to end: 35 s
 def test_multi_agent_independent_learners_and_masked_rewards(tmp_path) -> None:
     seen = []
 

@@ -170,6 +170,7 @@ def test_grpo_passes_the_recipe_to_trl(tmp_path: Path) -> None:
         parse_args([*base, "grpo.max_new_tokens=10", "grpo.overlong_buffer=10"])
 
 
+@pytest.mark.slow  # a model samples every problem: 18 s
 def test_difficulty_command_on_real_problems(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """SmolLM2 (packaged) on two HumanEval problems: a file the trainers read, reused."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -72,7 +72,8 @@ def _trainer(out: Path, extra: list[str]) -> MAGRPOTrainer:
     return MAGRPOTrainer(cfg, agents=agents, scorer=by_length, train_problems=problems)
 
 
-@pytest.mark.parametrize("turns", [1, 2])
+# Two turns (a second rollout with feedback): 23 s, in the slow tier.
+@pytest.mark.parametrize("turns", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_a_recipe_step_trains_and_reports(tmp_path: Path, turns: int) -> None:
     extra = ["external.mode=plain", f"magrpo.num_turns={turns}"] if turns > 1 else []
     trainer = _trainer(tmp_path, extra)
