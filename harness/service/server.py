@@ -6,16 +6,19 @@
 Inline problems (their tests run as trusted code) are accepted on loopback and refused when
 the server listens beyond it, unless ``--allow-inline`` says otherwise.
 
-Uvicorn handles SIGTERM as a drain: it stops accepting, waits for the requests it has accepted
-(their rows come from the batcher, which keeps running), then runs the app's shutdown, which
-scores anything still queued and closes the engine. No accepted request is lost.
+SIGTERM drains: the server answers new requests 503 for half a second (so a connection the
+kernel has queued is answered, not reset), stops accepting, waits for the requests it has
+accepted (their rows come from the batcher, which keeps running), then runs the app's shutdown,
+which scores anything still queued and closes the engine. No accepted request is lost.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import dataclasses
+import functools
 import ipaddress
 import os
 import socket
@@ -156,7 +159,33 @@ def make_server(state: ServiceState, settings: ServeSettings) -> Any:
         limit_concurrency=settings.max_connections,
         access_log=False,
     )
-    return uvicorn.Server(config)
+    return _draining_server_class()(config, state)
+
+
+# How long a stopping server still answers (503, "draining") before it stops listening.
+DRAIN_GRACE_S = 0.5
+
+
+@functools.cache
+def _draining_server_class() -> type:
+    import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        """uvicorn's server, which on SIGTERM closes its socket at once: connections the kernel
+        had queued for it, and accepted ones whose request was still arriving, were reset (two
+        of eight clients under load). This one refuses new work first (503 with Retry-After)
+        and keeps answering for a moment, so they get a reply, then shuts down as uvicorn does."""
+
+        def __init__(self, config: Any, state: ServiceState) -> None:
+            super().__init__(config)
+            self.state = state
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            self.state.queue.close()  # from here a new request is answered 503 "draining"
+            await asyncio.sleep(DRAIN_GRACE_S)
+            await super().shutdown(sockets)
+
+    return DrainingServer
 
 
 def serve(settings: ServeSettings, sock: socket.socket | None = None) -> None:
