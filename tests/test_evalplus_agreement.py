@@ -99,6 +99,11 @@ OTHER_ANSWERS = {
 }
 
 
+# Programs that answer exactly as the reference on these problems: the reference, and the
+# wrappers that change only a float or a tuple answer (no answer here is either at the top).
+SAME_ANSWERS_AS_THE_REFERENCE = ("reference-", "float-noise-", "tuple-as-list-")
+
+
 @pytest.mark.parametrize("suite", sorted(PAST_THE_BOUNDS))
 def test_problems_past_the_bounds_agree_with_evalplus(
     shared_data: Path, tmp_path: Path, suite: str, monkeypatch: pytest.MonkeyPatch
@@ -129,7 +134,15 @@ def test_problems_past_the_bounds_agree_with_evalplus(
     ours = run_project(problems, programs, workers=2, out=tmp_path / "out")
     result = compare(ours, theirs)
     assert not result.data_defects and result.compared == len(programs)
-    assert not result.disagreements, result.disagreements
+    # evalplus's own verdict on Mbpp/255's largest inputs depends on the machine: a task gets
+    # 61 s in all whatever the factor (EVALPLUS_TIMEOUT_PER_TASK cannot raise it: evalplus
+    # 0.3.1 compares the variable's text with a number), and on a loaded CI machine it failed
+    # programs that answer as the reference does. Only those may disagree, only on a problem
+    # listed as evalplus's known defect, and only as evalplus failing what the project passed.
+    for disagreement in result.disagreements:
+        assert "known" in disagreement, disagreement
+        assert disagreement["sample_id"].startswith(SAME_ANSWERS_AS_THE_REFERENCE), disagreement
+        assert disagreement["project"]["plus"] and disagreement["evalplus"]["base"] == "pass"
     others = {k: v for k, v in theirs.items() if k[1].startswith("other-")}
     assert {v["plus"] == "pass" for v in others.values()} == {True, False}  # both kinds
     assert all(theirs[k]["base"] == "pass" for k in theirs if k[1].startswith("reference-"))
