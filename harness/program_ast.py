@@ -5,6 +5,12 @@ null byte (Python 3.11), ``MemoryError`` on a few thousand nested lambdas or una
 parser's own stack) and ``RecursionError`` on a long chain of ``+`` or calls. Every reader of a
 candidate's program parses it here, so no program can stop the harness by its shape.
 
+Nor by its depth: a tree Python parses can still be too deep for the tools that walk it by
+recursion (bandit, radon). A RecursionError inside bandit's scan left this process unable to
+``copy.deepcopy`` an AST afterwards (CPython 3.11's C recursion count), so a candidate's program
+could break later work in the trusted process. The packaged suites' programs nest at most 20
+levels; past :data:`MAX_ANALYZED_DEPTH` a program is not analyzed.
+
 Nor by its size: parsing and walking a program costs about 15 s of CPU per MB here, and a
 reward request can send a program of any length. The largest program of the packaged suites is
 under 7 KB (ClassEval's); past :data:`MAX_ANALYZED_CHARS` a program is not parsed on the trusted
@@ -18,16 +24,19 @@ import ast
 # What ast.parse raises on a text it cannot take.
 NOT_PARSED = (SyntaxError, ValueError, RecursionError, MemoryError)
 MAX_ANALYZED_CHARS = 256_000
+MAX_ANALYZED_DEPTH = 100  # levels of nested syntax nodes
 
 
 def parse_program(text: str) -> ast.Module | None:
-    """``text`` parsed, or None when Python cannot parse it or it is too long to analyze."""
+    """``text`` parsed, or None when Python cannot parse it or it is too long or too deep to
+    analyze."""
     if len(text) > MAX_ANALYZED_CHARS:
         return None
     try:
-        return ast.parse(text)
+        tree = ast.parse(text)
     except NOT_PARSED:
         return None
+    return tree if nesting(tree) <= MAX_ANALYZED_DEPTH else None
 
 
 def parse_failure(text: str) -> tuple[int | None, int | None, str] | None:
@@ -35,11 +44,28 @@ def parse_failure(text: str) -> tuple[int | None, int | None, str] | None:
     if len(text) > MAX_ANALYZED_CHARS:
         return None, None, f"too long to analyze: over {MAX_ANALYZED_CHARS:,} characters"
     try:
-        ast.parse(text)
+        tree = ast.parse(text)
     except SyntaxError as exc:
         return exc.lineno, exc.offset, exc.msg
     except ValueError as exc:  # a null byte
         return None, None, str(exc)
     except (RecursionError, MemoryError):
         return None, None, "nested too deeply for Python's parser"
+    depth = nesting(tree)
+    if depth > MAX_ANALYZED_DEPTH:
+        return (
+            None,
+            None,
+            f"too deep to analyze: {depth} levels (the bound is {MAX_ANALYZED_DEPTH})",
+        )
     return None
+
+
+def nesting(tree: ast.AST) -> int:
+    """How many levels of nodes ``tree`` has (counted without recursion)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest

@@ -6,6 +6,7 @@ may stop a run, lose a row or earn a reward part it did not."""
 from __future__ import annotations
 
 import ast
+import copy
 from pathlib import Path
 
 import pytest
@@ -61,10 +62,9 @@ def test_parsing_a_program_never_raises(shape: str, n: int) -> None:
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_the_syntax_report_says_why_a_hostile_program_does_not_parse(shape: str) -> None:
     report = check_syntax(program(shape, HOSTILE_SIZES[shape]))
-    if shape == "nots":  # the parser takes it (only the compiler refuses it)
-        assert report["ok"] is True
-    else:
-        assert report["ok"] is False and report["message"]
+    assert report["ok"] is False and report["message"]
+    if shape == "nots":  # the parser takes it; the tools that walk it by recursion cannot
+        assert "too deep to analyze" in report["message"]
 
 
 def test_a_program_past_the_bound_is_not_analyzed_and_earns_no_analyzer_part(
@@ -95,13 +95,15 @@ def test_hostile_programs_are_scored_beside_an_honest_one(preset: str) -> None:
         assert isinstance(row["reward"], float), (shape, row.get("error"))
         assert row["status"] != "passed" or shape == "nots", shape  # the child compiles it
         syntax = row["analyzers"]["syntax"]
-        assert bool(syntax.get("ok")) is (shape == "nots"), (shape, syntax)
+        assert not syntax.get("ok"), (shape, syntax)
         assert row["reward"] < rows[-1]["reward"] or shape == "nots", shape  # a right answer
 
 
-def test_a_program_bandit_cannot_read_earns_no_security_credit() -> None:
-    """2,000 ``not`` s parse, and bandit's visitors overflow on them: bandit skips the file.
-    Before, a skipped file was a clean report, and ``eval`` beside it went unseen and paid."""
+def test_a_tree_too_deep_for_bandit_is_not_handed_to_it() -> None:
+    """2,000 ``not`` s parse, and bandit's visitors overflow on them. Before, bandit skipped the
+    file, a skipped file read as "no issues" (``eval`` beside it earned the security credit),
+    and the RecursionError inside bandit left this process unable to deep-copy a syntax tree
+    (plus generation, in the same worker, failed next)."""
     hidden = SHAPES["nots"](2_000) + "\n    eval('1')\n"
     with RewardEngine(reward="weighted", workers=0) as engine:
         row, plain = engine.score(
@@ -111,5 +113,7 @@ def test_a_program_bandit_cannot_read_earns_no_security_credit() -> None:
             ]
         )
     assert row["status"] == "passed"  # the sandbox's compiler takes it
-    assert "could not scan" in row["analyzers"]["bandit"]["error"]
-    assert row["reward_parts"]["quality"] < plain["reward_parts"]["quality"]
+    assert "issues" not in row["analyzers"]["bandit"]
+    assert row["reward_parts"]["quality"] == 0.0 < plain["reward_parts"]["quality"]
+    tree = ast.parse(Path(ast.__file__).read_text())
+    assert ast.dump(copy.deepcopy(tree)) == ast.dump(tree)

@@ -36,7 +36,7 @@ class BanditReport(TypedDict):
 
 class BanditAnalyzer:
     name = "bandit"
-    version = "1"
+    version = "2"  # 2: programs too long or too deep to analyze are not read
     static = True
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:

@@ -24,7 +24,7 @@ class RadonReport(TypedDict):
 
 class RadonAnalyzer:
     name = "radon"
-    version = "1"
+    version = "2"  # 2: programs too long or too deep to analyze are not read
     static = True
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:

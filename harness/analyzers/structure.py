@@ -49,7 +49,7 @@ class StructureReport(TypedDict, total=False):
 
 class StructureAnalyzer:
     name = "structure"
-    version = "1"
+    version = "2"  # 2: programs too long or too deep to analyze are not read
     static = True
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:

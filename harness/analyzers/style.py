@@ -46,7 +46,7 @@ def ruff_command() -> list[str]:
 
 class StyleAnalyzer:
     name = "style"
-    version = "1"
+    version = "2"  # 2: programs too long or too deep to analyze are not read
     static = True
     subprocess = True  # runs beside the in-process analyzers
 

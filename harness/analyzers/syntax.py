@@ -18,7 +18,7 @@ class SyntaxReport(TypedDict, total=False):
 
 class SyntaxAnalyzer:
     name = "syntax"
-    version = "1"
+    version = "2"  # 2: programs too long or too deep to analyze are not read
     static = True
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:

@@ -34,7 +34,7 @@ class TypesReport(TypedDict):
 
 class TypesAnalyzer:
     name = "types"
-    version = "2"
+    version = "3"  # 3: programs too long or too deep to analyze are not read
     static = True
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:
