@@ -21,44 +21,39 @@ from __future__ import annotations
 
 import ast
 
-# What ast.parse raises on a text it cannot take.
-NOT_PARSED = (SyntaxError, ValueError, RecursionError, MemoryError)
 MAX_ANALYZED_CHARS = 256_000
 MAX_ANALYZED_DEPTH = 100  # levels of nested syntax nodes
+Failure = tuple[int | None, int | None, str]  # line, column, why
 
 
 def parse_program(text: str) -> ast.Module | None:
     """``text`` parsed, or None when Python cannot parse it or it is too long or too deep to
     analyze."""
-    if len(text) > MAX_ANALYZED_CHARS:
-        return None
-    try:
-        tree = ast.parse(text)
-    except NOT_PARSED:
-        return None
-    return tree if nesting(tree) <= MAX_ANALYZED_DEPTH else None
+    return _parsed(text)[0]
 
 
-def parse_failure(text: str) -> tuple[int | None, int | None, str] | None:
+def parse_failure(text: str) -> Failure | None:
     """``(line, column, message)`` of why ``text`` does not parse; None when it parses."""
+    return _parsed(text)[1]
+
+
+def _parsed(text: str) -> tuple[ast.Module | None, Failure | None]:
+    """The tree, or why there is none: the one place that decides both."""
     if len(text) > MAX_ANALYZED_CHARS:
-        return None, None, f"too long to analyze: over {MAX_ANALYZED_CHARS:,} characters"
+        return None, (None, None, f"too long to analyze: over {MAX_ANALYZED_CHARS:,} characters")
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        return exc.lineno, exc.offset, exc.msg
+        return None, (exc.lineno, exc.offset, exc.msg)
     except ValueError as exc:  # a null byte
-        return None, None, str(exc)
+        return None, (None, None, str(exc))
     except (RecursionError, MemoryError):
-        return None, None, "nested too deeply for Python's parser"
+        return None, (None, None, "nested too deeply for Python's parser")
     depth = nesting(tree)
     if depth > MAX_ANALYZED_DEPTH:
-        return (
-            None,
-            None,
-            f"too deep to analyze: {depth} levels (the bound is {MAX_ANALYZED_DEPTH})",
-        )
-    return None
+        why = f"too deep to analyze: {depth} levels (the bound is {MAX_ANALYZED_DEPTH})"
+        return None, (None, None, why)
+    return tree, None
 
 
 def nesting(tree: ast.AST) -> int:

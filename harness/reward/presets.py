@@ -99,10 +99,11 @@ def quality_score(reports: Mapping[str, Any], ev: Mapping[str, Any]) -> float:
     elif "error" in radon:
         scores.append(0.0)
     style = reports.get("style") or {}
-    if config.get("enable_pep8", True) and "count" in style:
-        scores.append(max(0.0, 1.0 - 0.1 * style["count"]))
-    elif config.get("enable_pep8", True) and "error" in style:
-        scores.append(0.0)
+    if config.get("enable_pep8", True):
+        if "count" in style:
+            scores.append(max(0.0, 1.0 - 0.1 * style["count"]))
+        elif "error" in style:
+            scores.append(0.0)
     separate_security = float(ev.get("security_weight", 0.0)) > 0
     if config.get("security_checks", True) and not separate_security:
         scores.append(security_score(reports.get("bandit") or {}))
