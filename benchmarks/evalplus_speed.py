@@ -20,10 +20,14 @@ process, from the data and the samples on disk to the verdicts:
   ``test_details=True``.
 - **fork floor**: two forked processes per program doing nothing, 2 at a time (what evalplus
   forks for base and plus): the least any fork-per-program evaluator pays.
+- **programs' own work** (``benchmarks/own_work.py``): each program's inputs run bare, 2 at a
+  time, up to its first failure in the default mode, with evalplus's time limits: the least
+  any evaluator pays, so evalplus / own work is the highest ratio any tool can reach.
 
 A first, untimed round fills both tools' caches. With ``--rounds N`` each mode is timed N
-times, the tools alternating, and the medians are compared. Prints the seconds, the ratios
-evalplus / project, and any program either tool could not judge.
+times, each tool going first in every other round, and the medians are compared. Prints the
+seconds, the ratios evalplus / project and each tool's over the programs' own work, and any
+program either tool could not judge.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from benchmarks.evalplus_programs import make_programs, run_evalplus, run_project_fresh
+from benchmarks.own_work import first_failure, own_work_s
 from suites.evalplus import data_file
 from suites.registry import default_data_dir, load_suite
 
@@ -90,12 +95,19 @@ def main() -> None:
         every = mode == "every"
         times: dict[str, list[float]] = {"project": [], "evalplus": []}
         for round_ in range(args.rounds + 1):  # round 0 warms both tools' caches
-            rows, project_s = run_project_fresh(
-                args.suite, folder, problems, programs, workers=args.workers, every_case=every
-            )
-            verdicts, evalplus_s = run_evalplus(
-                args.suite, path, problems, programs, workers=args.workers, fast_check=not every
-            )
+            # Each tool goes first in every other round: a run just after the other tool's
+            # was measured slower (by up to a tenth here), whichever tool ran first.
+            for tool in ("evalplus", "project") if round_ % 2 else ("project", "evalplus"):
+                if tool == "project":
+                    rows, project_s = run_project_fresh(
+                        args.suite, folder, problems, programs,
+                        workers=args.workers, every_case=every,
+                    )  # fmt: skip
+                else:
+                    verdicts, evalplus_s = run_evalplus(
+                        args.suite, path, problems, programs,
+                        workers=args.workers, fast_check=not every,
+                    )  # fmt: skip
             if round_:
                 times["project"].append(project_s)
                 times["evalplus"].append(evalplus_s)
@@ -107,10 +119,20 @@ def main() -> None:
             if not case["message"].startswith("not run")
         )
         project, evalplus = (statistics.median(times[t]) for t in ("project", "evalplus"))
+        stops = [
+            (p.task_id, p.source, None if every else first_failure(rows[p.task_id, p.sample_id]))
+            for p in programs
+        ]
+        own_s = own_work_s(problems, stops, workers=args.workers)
         print(f"{'every input judged' if every else 'default mode (verdict only)'}:")
         print(f"  project  {project:8.2f} s  ({judged} inputs judged) {_spread(times['project'])}")
         print(f"  evalplus {evalplus:8.2f} s  {_spread(times['evalplus'])}")
+        print(f"  programs' own work {own_s:8.2f} s  (bare, no judging: the floor for any tool)")
         print(f"  evalplus / project = {evalplus / project:.2f}x")
+        print(
+            f"  project / own work = {project / own_s:.2f}x, evalplus / own work = "
+            f"{evalplus / own_s:.2f}x (the most any tool can reach)"
+        )
         if unjudged:
             print(f"  project could not judge: {', '.join(unjudged)}")
         missing = [key for key in rows if key not in verdicts]

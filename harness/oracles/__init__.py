@@ -62,6 +62,9 @@ def register_oracle(name: str, oracle: Oracle | str) -> None:
 
 def get_oracle(name: str) -> Oracle:
     """The oracle registered as ``name`` (imported on first use when registered lazily)."""
+    found = _ORACLES.get(name)  # one dict read is atomic: the lock is for the first import
+    if found is not None and not isinstance(found, str):
+        return found
     with _LOCK:
         found = _ORACLES.get(name)
         if isinstance(found, str):

@@ -1,0 +1,147 @@
+"""The programs' own work: the least time any evaluator needs to judge a set of programs.
+
+Each program runs bare in a forked child (no sandbox, no channel, no judging): its inputs
+evaluated in order, 2 programs at a time, as the tools run them. What it runs is what any
+evaluator must run to reach the same verdicts:
+
+- every input, or, in the default mode, the inputs up to the first one a verdict fails on
+  (``stop_after``: the case a tool's row names as its first failure);
+- a call past its limit is cut there and ends its program, as a timeout ends a sample;
+  the limits are evalplus's, the lower of the two tools': ``max(1 s, 4 x`` the reference's
+  own time on that input, measured here first).
+
+The wall time of that is the floor for the same number of workers: a tool at the floor
+would judge in no time at all. ``benchmarks/evalplus_speed.py`` prints it beside each tool, so
+a ratio target (evalplus / project) can be checked against what the programs allow:
+evalplus / floor is the most any tool can reach.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+from harness.completions import assemble_program
+from harness.records import Problem
+
+MIN_LIMIT_S = 1.0  # evalplus's DEFAULT_MIN_TIME_LIMIT
+LIMIT_FACTOR = 4.0  # evalplus's DEFAULT_GT_TIME_LIMIT_FACTOR
+MEMORY_BYTES = 8 << 30
+
+
+@dataclass(frozen=True)
+class Job:
+    problem: Problem
+    source: str
+    limits: Mapping[str, float] | None  # None: the reference's pass, no limits but a backstop
+    stop_after: str | None = None  # the case after which the program's verdict is known
+
+
+class _Late(BaseException):
+    """A call past its limit (a BaseException: programs that catch Exception do not eat it)."""
+
+
+def _late(*_: object) -> None:
+    raise _Late
+
+
+def _run_in_child(job: Job, report_fd: int) -> None:
+    """Run ``job``'s program on its inputs and write ``{case_id: cpu seconds}`` to the fd."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    limits = job.limits
+    backstop = 600 if limits is None else int(sum(limits.values())) + 5
+    resource.setrlimit(resource.RLIMIT_CPU, (backstop, backstop))
+    signal.signal(signal.SIGALRM, _late)
+    problem = job.problem
+    namespace: dict[str, object] = {}
+    times: dict[str, float] = {}
+    try:
+        exec(compile(assemble_program(problem, job.source).program, "<program>", "exec"), namespace)
+        exec(problem.test_setup, namespace)
+        for name in problem.candidate_names:
+            namespace[name] = namespace.get(problem.entry_point)
+        for case in problem.cases:
+            limit = None if limits is None else limits.get(case.case_id, MIN_LIMIT_S)
+            started = time.process_time()
+            if limit is not None:
+                signal.setitimer(signal.ITIMER_REAL, limit)
+            try:
+                if case.prelude:
+                    exec(case.prelude, namespace)
+                for call in case.calls:
+                    eval(call, namespace)
+            except _Late:
+                break
+            except BaseException:  # the program raised: a failed input, the next one runs
+                pass
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                times[case.case_id] = time.process_time() - started
+            if case.case_id == job.stop_after:
+                break
+    except BaseException:  # the program does not load: nothing more to run
+        pass
+    os.write(report_fd, json.dumps(times).encode())
+
+
+def run_job(job: Job) -> dict[str, float]:
+    """``job`` in a forked child; the CPU seconds of each input it ran."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            _run_in_child(job, write_fd)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks = []
+    while chunk := os.read(read_fd, 1 << 16):
+        chunks.append(chunk)
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks) or b"{}")
+
+
+def reference_limits(problems: Sequence[Problem], workers: int) -> dict[str, dict[str, float]]:
+    """``{task_id: {case_id: limit}}`` from each reference's own time on each input."""
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        timings = pool.map(run_job, [Job(p, p.reference, None) for p in problems])
+        return {
+            problem.task_id: {k: max(MIN_LIMIT_S, LIMIT_FACTOR * t) for k, t in times.items()}
+            for problem, times in zip(problems, timings, strict=True)
+        }
+
+
+def first_failure(row: Mapping[str, object]) -> str | None:
+    """The case a row's verdict fails on first (None: it passed every input it ran)."""
+    for case in row.get("cases", ()):  # type: ignore[union-attr]
+        if case["status"] != "passed":
+            return str(case["case_id"])
+    return None
+
+
+def own_work_s(
+    problems: Sequence[Problem],
+    programs: Sequence[tuple[str, str, str | None]],
+    *,
+    workers: int = 2,
+) -> float:
+    """Seconds to run ``programs`` (``(task_id, source, stop_after)``) bare, ``workers`` at a
+    time, with evalplus's limits measured from the references first (not timed)."""
+    limits = reference_limits(problems, workers)
+    by_id = {p.task_id: p for p in problems}
+    jobs = [Job(by_id[task], source, limits[task], stop) for task, source, stop in programs]
+    start = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(run_job, jobs))
+    return time.perf_counter() - start
