@@ -7,6 +7,7 @@ answering) it is restarted and the sample comes back with ``infra_error`` set.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import itertools
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import asdict
 from typing import Any
 
@@ -42,6 +44,10 @@ DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows 
 START_TIMEOUT_S = 60.0  # two shared cores: a cold start can be slow
 REPLY_SLACK_S = 15.0  # on top of the sample budget: cleanup, coverage, a loaded machine
 _LEN = struct.Struct(">I")
+# Sandboxes whose server this process started. They are closed at exit, before the
+# interpreter tears its modules down: as root, closing forks (the uid sweep), and a fork
+# then runs every library's at-fork hooks over cleared modules (filelock's print tracebacks).
+_started: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 _warned = False
 _warn_lock = threading.Lock()
 
@@ -86,6 +92,7 @@ class Sandbox:
         self._deps_root: str | None = None  # the overlays' root the running server sees
         # As root, candidates run as a uid of this sandbox's own (harness.sandbox.uids).
         self._uids: uids.UidLease | None = None
+        self._started_by: int | None = None  # the pid that started the server
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
@@ -179,6 +186,8 @@ class Sandbox:
 
     def _start(self) -> None:
         self._stop()
+        self._started_by = os.getpid()
+        _started.add(self)
         if self._log_file is None:
             self._log_file = tempfile.TemporaryFile()
         self._log_file.seek(0)
@@ -534,3 +543,15 @@ def _infra_result(request: SampleRequest, message: str, duration: float) -> Samp
         for c in request.cases
     }
     return SampleExecution(cases=cases, duration_s=duration, infra_error=message)
+
+
+@atexit.register
+def _close_started_sandboxes() -> None:
+    """Close this process's sandboxes while its modules still work (see ``_started``); a
+    forked child's inherited ones are its parent's, not its own to stop."""
+    for sandbox in list(_started):
+        if sandbox._started_by == os.getpid():
+            try:
+                sandbox.close()
+            except Exception:  # noqa: BLE001 - exiting: one failure must not skip the rest
+                log.debug("closing a sandbox at exit failed", exc_info=True)
