@@ -312,8 +312,12 @@ def test_fixtures_pass_wrong_variants_fail_adversarial_samples_never_pass(
 
 
 def _orphaned_run_processes() -> list[str]:
-    """Processes of a run's uid that no spawner holds any more. (Other sessions on this
-    machine may be compiling and running right now: theirs hang below their spawners.)"""
+    """Processes of a candidate's uid that no live harness process holds any more.
+
+    Other sessions on this machine (the other xdist worker's tests included) may be running
+    samples right now, Python ones below a fork server's zygote, compiled ones below a
+    spawner: theirs hang below a live parent. A run's process left behind by its spawner is
+    reparented to PID 1 (nothing else on this machine is a subreaper), or its parent is gone."""
     from harness.languages.sandboxed import UID_BASE
 
     ps = subprocess.run(["ps", "-eo", "pid=,ppid=,uid=,args="], capture_output=True, text=True)
@@ -327,7 +331,7 @@ def _orphaned_run_processes() -> list[str]:
             continue
         while ppid in procs and procs[ppid][1] >= UID_BASE:  # up to the run's first process
             ppid = procs[ppid][0]
-        if "spawner.py" not in procs.get(ppid, ("", 0, ""))[2]:
+        if ppid in ("0", "1") or ppid not in procs:
             left.append(args)
     return left
 
