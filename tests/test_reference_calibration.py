@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.pipeline.calibration import (
-    CACHE_FILE,
+    CACHE_FORMAT,
     SEEDS,
+    cache_folder,
     calibrate,
     calibration_key,
     calibration_request,
+    entry_path,
     judge_runs,
-    read_cache,
+    read_entries,
     sandbox_key,
+    write_entries,
 )
 from harness.pipeline.timeouts import prepare_problems, reference_durations
 from harness.records import CheckCase, Problem, Sample
@@ -91,8 +95,13 @@ def sandbox() -> Iterator[Sandbox]:
 
 
 def stored(cache: Path) -> dict:
-    path = cache / CACHE_FILE
-    return json.loads(path.read_text())["entries"] if path.exists() else {}
+    """Every entry in the cache folder, by key."""
+    files = sorted(cache_folder().glob("*.json")) if cache_folder().is_dir() else []
+    return {data["key"]: data["entry"] for data in (json.loads(f.read_text()) for f in files)}
+
+
+def store(key: str, entry: dict) -> None:
+    entry_path(key).write_text(json.dumps({"format": CACHE_FORMAT, "key": key, "entry": entry}))
 
 
 # -- (a) what is stored, and what is trusted ---------------------------------------------------
@@ -111,32 +120,54 @@ def test_a_sound_reference_is_run_with_every_seed_and_its_median_cached(
     # A later run takes the stored timings as they are (here made slow, so the limits show it).
     key = sandbox_key(SOUND, sandbox, coverage=False)
     entry["durations"] = {"case_0": 0.25, "case_1": 0.5, "case_2": 0.001}
-    (cache / CACHE_FILE).write_text(json.dumps({"format": 2, "entries": {key: entry}}))
+    store(key, entry)
     [again] = prepare_problems([SOUND], sandbox)
     assert [c.timeout_s for c in again.cases] == [2.5, 5.0, 1.0]
 
 
 def test_a_poisoned_cache_is_not_trusted(sandbox: Sandbox, cache: Path) -> None:
-    """Zeros from a broken run (the old file, an old-format file, or zeros under the right key)
-    are measured again, never used as timings."""
+    """Zeros from a broken run (the old files, an old format under the entry's name, zeros or
+    missing cases under the right key, another key's entry) are measured again, never used."""
     zeros = {"case_0": 0.0, "case_1": 0.0, "case_2": 0.0}
+    key = sandbox_key(SOUND, sandbox, coverage=False)
     cache.mkdir(parents=True)
     old = {SOUND.fingerprint(): zeros, SOUND.fingerprint() + ":coverage": zeros}
     (cache / "reference_durations.json").write_text(json.dumps(old))
+    sound = {"seeds": list(SEEDS), "passed": list(SEEDS), "durations": {"case_0": 0.1}}
+    (cache / "reference_calibration.json").write_text(  # format 2: every entry in one file
+        json.dumps({"format": 2, "entries": {key: {**sound, "durations": zeros}}})
+    )
+    cache_folder().mkdir()
     for poisoned in (
-        old,  # the old format under the new name
-        {"format": 2, "entries": {sandbox_key(SOUND, sandbox, coverage=False): {
-            "seeds": list(SEEDS), "passed": list(SEEDS), "durations": zeros, "failure": ""}}},
-        {"format": 2, "entries": {sandbox_key(SOUND, sandbox, coverage=False): {
-            "seeds": list(SEEDS), "passed": list(SEEDS), "durations": {"case_0": 0.1}}}},
+        old,  # an old format under the entry's name
+        {"format": 2, "entries": {key: {**sound, "durations": zeros}}},
+        {"format": CACHE_FORMAT, "key": key, "entry": {**sound, "durations": zeros, "failure": ""}},
+        {"format": CACHE_FORMAT, "key": key, "entry": sound},  # not every case
+        {"format": CACHE_FORMAT, "key": "another", "entry": {**sound, "durations": zeros}},
         "not json {",
-    ):  # fmt: skip
+    ):
         text = poisoned if isinstance(poisoned, str) else json.dumps(poisoned)
-        (cache / CACHE_FILE).write_text(text)
+        entry_path(key).write_text(text)
         durations = reference_durations([SOUND], sandbox)[SOUND.task_id]
         assert set(durations) == set(zeros) and all(d > 0 for d in durations.values())
         assert durations != {"case_0": 0.1}
-    assert set(stored(cache)) == {sandbox_key(SOUND, sandbox, coverage=False)}
+    assert set(stored(cache)) == {key}
+
+
+@pytest.mark.timeout(60)
+def test_a_run_reads_only_its_own_problems_entries(cache: Path) -> None:
+    """One file per key: reading a key opens its file only, and writers of other keys (another
+    run storing its problems meanwhile) lose nothing of each other's."""
+    entry = {"seeds": list(SEEDS), "passed": list(SEEDS), "durations": {"case_0": 0.1}}
+    write_entries({"a": entry})
+    write_entries({"b": {**entry, "failure": "b's"}})
+    # Another key's file that would block whoever opened it (a FIFO with no writer): never
+    # opened, where a reader of the whole folder would hang here.
+    os.mkfifo(entry_path("c"))
+    assert read_entries(["a"]) == {"a": entry}
+    assert read_entries(["b", "missing"]) == {"b": {**entry, "failure": "b's"}}
+    assert read_entries([]) == {}
+    assert len(list(cache_folder().iterdir())) == 3
 
 
 def test_a_reference_that_fails_its_checks_is_a_defect_and_stores_nothing(
@@ -148,13 +179,13 @@ def test_a_reference_that_fails_its_checks_is_a_defect_and_stores_nothing(
     )
     assert timed.metadata["reference_durations"] == {}
     assert [c.timeout_s for c in timed.cases] == [10.0]  # unknown is not fast: 10 × the floor
-    assert not (cache / CACHE_FILE).exists()
+    assert stored(cache) == {}
     assert reference_durations([WRONG], sandbox) == {WRONG.task_id: {}}
 
     raising = dataclasses.replace(WRONG, reference="def f(x):\n    raise ValueError(x)\n")
     [timed] = prepare_problems([raising], sandbox)
     assert timed.defects == ("reference fails its own checks: case_0: raised ValueError: 1",)
-    assert not (cache / CACHE_FILE).exists()
+    assert stored(cache) == {}
 
 
 def test_a_sandbox_that_cannot_start_stores_nothing_and_blames_no_reference(
@@ -167,7 +198,7 @@ def test_a_sandbox_that_cannot_start_stores_nothing_and_blames_no_reference(
         assert broken.run(dataclasses.replace(_request(SOUND), seed=0)).infra_error
     assert [p.defects for p in timed] == [(), ()]
     assert [p.metadata["reference_durations"] for p in timed] == [{}, {}]
-    assert read_cache() == {} and not (cache / CACHE_FILE).exists()
+    assert stored(cache) == {}
 
 
 def _request(problem: Problem) -> SampleRequest:
@@ -215,7 +246,7 @@ def test_a_flaky_reference_is_a_cached_data_defect(sandbox: Sandbox, cache: Path
 
     # A later run knows the verdict from the cache without running the reference again.
     entry["failure"] = "as stored"
-    (cache / CACHE_FILE).write_text(json.dumps({"format": 2, "entries": {key: entry}}))
+    store(key, entry)
     [again] = prepare_problems([FLAKY], sandbox)
     assert again.defects == (message.rsplit(": case_0", 1)[0] + ": as stored",)
 

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import math
 import os
 import queue
 import statistics
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +44,11 @@ from harness.sandbox import SampleExecution, SampleRequest, Sandbox
 
 SEEDS: tuple[int, ...] = (0, 1, 2, 3, 4)
 CALIBRATION_LIMIT_S = 20.0  # per case: generous, so a slow reference is measured, not cut off
-CACHE_FILE = "reference_calibration.json"
-CACHE_FORMAT = 2  # the older ``reference_durations.json`` (format 1) is never read
+CACHE_FOLDER = "reference_calibration"  # one file per cache key
+# 3: one file per key, so a run reads only its own problems' entries (2, one file of every
+# entry ever stored, cost a quarter of a second to parse per call once it held EvalPlus's
+# problems); older files are never read.
+CACHE_FORMAT = 3
 MAX_WORKERS = 8
 
 
@@ -123,11 +127,12 @@ def calibrate(
         # limits the data gives (a judge's, harness.stdio) are not derived from a reference
         and not p.metadata.get("limits_from_data")
     ]
-    cached = read_cache()
+    keys = {p.task_id: sandbox_key(p, sandbox, coverage=coverage) for p in todo}
+    cached = read_entries(keys.values())
     result: dict[str, Calibration] = {}
     measure: list[Problem] = []
     for problem in todo:
-        entry = cached.get(sandbox_key(problem, sandbox, coverage=coverage))
+        entry = cached.get(keys[problem.task_id])
         found = _from_entry(entry, problem, seeds)
         if found is not None:
             result[problem.task_id] = found
@@ -135,13 +140,13 @@ def calibrate(
             measure.append(problem)
     fresh = _measure(measure, sandbox, coverage=coverage, seeds=seeds, workers=workers)
     result.update(fresh)
-    store = {
-        sandbox_key(p, sandbox, coverage=coverage): _to_entry(fresh[p.task_id])
-        for p in measure
-        if fresh[p.task_id].cacheable
-    }
-    if store:
-        write_cache(store)
+    write_entries(
+        {
+            keys[p.task_id]: _to_entry(fresh[p.task_id])
+            for p in measure
+            if fresh[p.task_id].cacheable
+        }
+    )
     return result
 
 
@@ -338,27 +343,41 @@ def _describe(case: Any) -> str:
 
 
 # -- the cache ---------------------------------------------------------------------------------
-def cache_path() -> Path:
-    return cache_dir() / CACHE_FILE
+def cache_folder() -> Path:
+    return cache_dir() / CACHE_FOLDER
 
 
-def read_cache() -> dict[str, dict[str, Any]]:
-    """The stored entries; an unreadable file or another format counts as empty."""
-    try:
-        data = json.loads(cache_path().read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return {}
-    entries = data.get("entries")
-    return entries if isinstance(entries, dict) else {}
+def entry_path(key: str) -> Path:
+    """The file of one cache key (named by its hash: keys hold ``|`` and ``=``)."""
+    return cache_folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
-def write_cache(entries: dict[str, dict[str, Any]]) -> None:
-    """Merge ``entries`` into the file (re-read first: another run may have added its own)."""
-    path = cache_path()
-    merged = {**read_cache(), **entries}
-    write_cache_file(path, json.dumps({"format": CACHE_FORMAT, "entries": merged}))
+def read_entries(keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The stored entries of ``keys``; a missing or unreadable file, another format or
+    another key's file counts as no entry."""
+    found: dict[str, dict[str, Any]] = {}
+    for key in keys:
+        try:
+            data = json.loads(entry_path(key).read_text())
+        except (OSError, ValueError):
+            continue
+        if (
+            isinstance(data, dict)
+            and data.get("format") == CACHE_FORMAT
+            and data.get("key") == key
+            and isinstance(data.get("entry"), dict)
+        ):
+            found[key] = data["entry"]
+    return found
+
+
+def write_entries(entries: dict[str, dict[str, Any]]) -> None:
+    """Store each entry in its own file, whole or not at all (a concurrent run that stores
+    other problems' entries loses none of them, and none of these)."""
+    for key, entry in entries.items():
+        write_cache_file(
+            entry_path(key), json.dumps({"format": CACHE_FORMAT, "key": key, "entry": entry})
+        )
 
 
 def _to_entry(calibration: Calibration) -> dict[str, Any]:
