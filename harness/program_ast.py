@@ -37,6 +37,11 @@ def parse_failure(text: str) -> Failure | None:
     return _parsed(text)[1]
 
 
+def parse_with_failure(text: str) -> tuple[ast.Module | None, Failure | None]:
+    """Both at once, for a reader that needs the tree and why there is none: one parse."""
+    return _parsed(text)
+
+
 def _parsed(text: str) -> tuple[ast.Module | None, Failure | None]:
     """The tree, or why there is none: the one place that decides both."""
     if len(text) > MAX_ANALYZED_CHARS:

@@ -9,8 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.analyzers import AnalyzerCache
+from harness.program_ast import parse_program
 from harness.reward import load_reward_config, render_feedback, score_rows
-from harness.reward.feedback import visible_cases
+from harness.reward.feedback import (
+    FEEDBACK_MODES,
+    PERSONAL_MODES,
+    uses_structure,
+    visible_cases,
+)
 from tests.test_reward import problem, row
 
 PROGRAM = (
@@ -206,3 +212,19 @@ def test_held_out_cases_never_appear_in_feedback(statuses: list[str], sandbox_sl
                 assert f"marker_{i}" not in text and f"candidate([{i}])" not in text
             elif mode in EXPLAINS_FAILURES and case["status"] != "passed":
                 assert f"marker_{i}" in text  # a visible failure is explained
+
+
+@pytest.mark.parametrize("mode", FEEDBACK_MODES)
+@pytest.mark.parametrize(
+    "program", [PROGRAM, "def solve(xs)\n    return 1\n", "def other():\n    pass\n"]
+)
+def test_a_given_tree_gives_the_same_text_as_parsing_here(mode: str, program: str) -> None:
+    """score_rows hands feedback the tree its analyzers parsed (one parse a row): the text is
+    the one feedback gives parsing the program itself, in every mode, in both branches of
+    uses_structure."""
+    r = row(program, ["passed", "failed", "passed", "failed"], MESSAGES)
+    r["completion"] = program
+    agent = 0 if mode in PERSONAL_MODES else None
+    alone = render_feedback(r, problem(), mode, "all", agent=agent)
+    tree = parse_program(program) if uses_structure(mode) else None
+    assert render_feedback(r, problem(), mode, "all", agent=agent, tree=tree) == alone

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.program_ast import parse_program
+from harness.program_ast import Failure, parse_with_failure
 from harness.records import Problem
 
 Report = dict[str, Any]
@@ -28,14 +28,22 @@ class Subject:
     row: dict[str, Any]
     problem: Problem | None
     program: str
-    _tree: Any = field(default=None, repr=False)
+    _parse: tuple[ast.Module | None, Failure | None] | None = field(default=None, repr=False)
 
     @property
     def tree(self) -> ast.Module | None:
         """The parsed program (``None`` when it does not parse), parsed once per batch."""
-        if self._tree is None:
-            self._tree = parse_program(self.program) or False
-        return self._tree or None
+        return self._parsed()[0]
+
+    @property
+    def parse_failure(self) -> Failure | None:
+        """Why the program does not parse (``None`` when it does), from the same parse."""
+        return self._parsed()[1]
+
+    def _parsed(self) -> tuple[ast.Module | None, Failure | None]:
+        if self._parse is None:
+            self._parse = parse_with_failure(self.program)
+        return self._parse
 
 
 class Analyzer(Protocol):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TypedDict
 
 from harness.analyzers.base import Report, Subject
-from harness.program_ast import parse_failure
+from harness.program_ast import Failure, parse_failure
 
 
 class SyntaxReport(TypedDict, total=False):
@@ -22,11 +22,14 @@ class SyntaxAnalyzer:
     static = True
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:
-        return [dict(check_syntax(s.program)) for s in subjects]
+        return [dict(syntax_report(s.parse_failure)) for s in subjects]
 
 
 def check_syntax(program: str) -> SyntaxReport:
-    failure = parse_failure(program)
+    return syntax_report(parse_failure(program))
+
+
+def syntax_report(failure: Failure | None) -> SyntaxReport:
     if failure is None:
         return {"ok": True, "line": None, "col": None, "message": ""}
     line, col, message = failure

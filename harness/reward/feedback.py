@@ -74,16 +74,29 @@ def visible_cases(cases: Sequence[Any], sandbox_slice: int | str | None) -> list
     return cases[sandbox_slice:]
 
 
+# Modes whose text never reads the program's structure (the rest parse it: uses_structure).
+_TEXT_ONLY_MODES = ("none", "", None)
+_NO_STRUCTURE_MODES = (*_TEXT_ONLY_MODES, "plain", "token_report")
+
+
+def uses_structure(mode: str | None) -> bool:
+    """Whether ``mode``'s text reads the program's structure (a caller with the parsed tree
+    passes it to :func:`render_feedback` then)."""
+    return mode not in _NO_STRUCTURE_MODES
+
+
 def render_feedback(
     row: Mapping[str, Any],
     problem: Problem | None,
     mode: str = "level_feedback",
     sandbox_slice: int | str | None = 1,
     agent: int | None = None,
+    tree: ast.Module | None = None,
 ) -> str:
     """The feedback text of ``row`` (a scored result row) in ``mode``; the personal modes need
-    ``agent``, the index of the agent the text is for."""
-    if mode in ("none", "", None):
+    ``agent``, the index of the agent the text is for. ``tree``: the row's program parsed,
+    where the caller has it (None: parsed here when the text needs its structure)."""
+    if mode in _TEXT_ONLY_MODES:
         return ""
     if mode == "plain":
         return (
@@ -92,7 +105,7 @@ def render_feedback(
         )
     if mode == "token_report":
         return _token_report(row)
-    facts = _facts(row, problem)
+    facts = _facts(row, problem, tree)
     if mode == "passed":
         return "All levels passed." if facts["all_passed"] else "Not all levels passed."
     if mode == "level_passed":
@@ -114,11 +127,9 @@ def _program_of(row: Mapping[str, Any], problem: Problem | None) -> str:
     return program
 
 
-def _structure_of(program: str, problem: Problem | None) -> dict[str, Any]:
-    return dict(structure_report(parse_program(program), problem))
-
-
-def _facts(row: Mapping[str, Any], problem: Problem | None) -> dict[str, Any]:
+def _facts(
+    row: Mapping[str, Any], problem: Problem | None, tree: ast.Module | None = None
+) -> dict[str, Any]:
     """Syntax, structure and tests, from the row's analyzers or computed here (cheap)."""
     analyzers = row.get("analyzers") or {}
     program = _program_of(row, problem)
@@ -127,7 +138,7 @@ def _facts(row: Mapping[str, Any], problem: Problem | None) -> dict[str, Any]:
         syntax = dict(check_syntax(program))
     structure = analyzers.get("structure")
     if not structure or "parses" not in structure:
-        structure = _structure_of(program, problem)
+        structure = dict(structure_report(tree or parse_program(program), problem))
     tests = analyzers.get("tests")
     if not tests or "total" not in tests:
         tests = dict(summarize_cases(row.get("cases") or []))
