@@ -33,10 +33,13 @@ program either tool could not judge.
 from __future__ import annotations
 
 import argparse
+import functools
 import multiprocessing
 import statistics
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 from benchmarks.evalplus_programs import make_programs, run_evalplus, run_project_fresh
 from benchmarks.own_work import first_failure, own_work_s
@@ -93,24 +96,26 @@ def main() -> None:
     print(f"fork floor {floor_s:8.2f} s  (2 forks per program, no work)")
     for mode in args.modes.split(","):
         every = mode == "every"
-        times: dict[str, list[float]] = {"project": [], "evalplus": []}
+        runs: dict[str, Callable[[], tuple[Any, float]]] = {
+            "project": functools.partial(
+                run_project_fresh, args.suite, folder, problems, programs,
+                workers=args.workers, every_case=every,
+            ),
+            "evalplus": functools.partial(
+                run_evalplus, args.suite, path, problems, programs,
+                workers=args.workers, fast_check=not every,
+            ),
+        }  # fmt: skip
+        times: dict[str, list[float]] = {tool: [] for tool in runs}
+        results: dict[str, Any] = {}
         for round_ in range(args.rounds + 1):  # round 0 warms both tools' caches
             # Each tool goes first in every other round: a run just after the other tool's
             # was measured slower (by up to a tenth here), whichever tool ran first.
             for tool in ("evalplus", "project") if round_ % 2 else ("project", "evalplus"):
-                if tool == "project":
-                    rows, project_s = run_project_fresh(
-                        args.suite, folder, problems, programs,
-                        workers=args.workers, every_case=every,
-                    )  # fmt: skip
-                else:
-                    verdicts, evalplus_s = run_evalplus(
-                        args.suite, path, problems, programs,
-                        workers=args.workers, fast_check=not every,
-                    )  # fmt: skip
-            if round_:
-                times["project"].append(project_s)
-                times["evalplus"].append(evalplus_s)
+                results[tool], seconds = runs[tool]()
+                if round_:
+                    times[tool].append(seconds)
+        rows, verdicts = results["project"], results["evalplus"]
         unjudged = sorted({key[0] for key, row in rows.items() if row["error_kind"]})
         judged = sum(
             1
