@@ -75,8 +75,8 @@ def visible_cases(cases: Sequence[Any], sandbox_slice: int | str | None) -> list
 
 
 # Modes whose text never reads the program's structure (the rest parse it: uses_structure).
-_TEXT_ONLY_MODES = ("none", "", None)
-_NO_STRUCTURE_MODES = (*_TEXT_ONLY_MODES, "plain", "token_report")
+_SILENT_MODES = ("none", "", None)  # no feedback at all
+_NO_STRUCTURE_MODES = (*_SILENT_MODES, "plain", "token_report")
 
 
 def uses_structure(mode: str | None) -> bool:
@@ -96,7 +96,7 @@ def render_feedback(
     """The feedback text of ``row`` (a scored result row) in ``mode``; the personal modes need
     ``agent``, the index of the agent the text is for. ``tree``: the row's program parsed,
     where the caller has it (None: parsed here when the text needs its structure)."""
-    if mode in _TEXT_ONLY_MODES:
+    if mode in _SILENT_MODES:
         return ""
     if mode == "plain":
         return (
