@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from harness.languages.types import (
     FLOAT,
     INT,
+    NONE,
     STR,
     DecodeError,
     PyType,
@@ -167,3 +168,19 @@ def test_a_dict_whose_keys_share_one_hash_is_refused_fast() -> None:
     assert time.process_time() - start < 1.0
     honest = decode([[k, k] for k in range(3000)], parse_type("dict[int, int]"))
     assert honest == {k: k for k in range(3000)}
+
+
+def test_an_int_widens_to_float_only_where_a_float_holds_it_exactly() -> None:
+    """Hypothesis found ``[2**53 + 1, 0.0]``: typed ``list[float]``, its int came back as
+    another number. Past 2**53 an int beside floats has no widened type; its place gets the
+    exact Union instead."""
+    from harness.languages.unions import type_of_values
+
+    assert infer([2**53, 0.5]) == list_of(FLOAT) and conforms(2**53, FLOAT)
+    assert infer([2**60, 0.5]) == list_of(FLOAT)  # a power of two: exact
+    for value in ([2**53 + 1, 0.0], {"k": 2**63 - 1, "j": 1.5}, [[1.5], [2**53 + 1]]):
+        with pytest.raises(Untranslatable, match="no float holds exactly"):
+            infer(value)
+    assert not conforms(2**53 + 1, FLOAT) and not conforms(10**400, FLOAT)
+    assert str(type_of_values([[2**53 + 1, 0.0]])) == "list[Union[int, float]]"
+    assert infer([None, None]) == list_of(NONE) and infer([[], [1]]) == list_of(list_of(INT))

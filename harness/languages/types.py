@@ -164,7 +164,18 @@ def from_annotation(node: ast.expr | None) -> PyType:
 
 
 def infer(value: Any) -> PyType:
-    """The type of a plain benchmark value (arguments, reference results)."""
+    """The type of a plain benchmark value (arguments, reference results).
+
+    An int beside floats widens to ``float`` only where a float64 holds it exactly: past
+    2**53 the widened value would be another number, so such a value has no type here
+    (:func:`harness.languages.unions.type_of_values` then gives its exact Union)."""
+    t = _infer(value)
+    if not conforms(value, t):
+        raise Untranslatable(f"{value!r:.80} mixes floats with an int no float holds exactly")
+    return t
+
+
+def _infer(value: Any) -> PyType:
     if value is None:
         return NONE
     if isinstance(value, bool):
@@ -178,12 +189,12 @@ def infer(value: Any) -> PyType:
     if isinstance(value, str):
         return STR
     if isinstance(value, list):
-        return list_of(_unify_all([infer(v) for v in value]))
+        return list_of(_unify_all([_infer(v) for v in value]))
     if isinstance(value, tuple):
-        return PyType("tuple", tuple(infer(v) for v in value))
+        return PyType("tuple", tuple(_infer(v) for v in value))
     if isinstance(value, dict):
-        keys = _unify_all([infer(k) for k in value])
-        return PyType("dict", (keys, _unify_all([infer(v) for v in value.values()])))
+        keys = _unify_all([_infer(k) for k in value])
+        return PyType("dict", (keys, _unify_all([_infer(v) for v in value.values()])))
     raise Untranslatable(f"a value of type {type(value).__name__} has no translation")
 
 
@@ -233,8 +244,13 @@ def resolve(t: PyType) -> PyType:
 
 
 def conforms(value: Any, t: PyType) -> bool:
-    """Whether ``value`` can be written as a literal of type ``t`` (int fits float)."""
+    """Whether ``value`` can be written as a literal of type ``t`` (an int fits float where a
+    float64 holds it exactly)."""
     kind = t.kind
+    if kind == "unknown":  # the items of an empty container: none to check
+        return True
+    if kind == "none":
+        return value is None
     if kind == "optional":
         return value is None or conforms(value, t.args[0])
     if kind == "union":
@@ -243,7 +259,7 @@ def conforms(value: Any, t: PyType) -> bool:
     if kind == "int":
         return type(value) is int and -(2**63) <= value < 2**63
     if kind == "float":
-        return type(value) in (int, float)
+        return type(value) is float or (type(value) is int and _exact_float(value))
     if kind == "bool":
         return type(value) is bool
     if kind == "str":
@@ -263,6 +279,13 @@ def conforms(value: Any, t: PyType) -> bool:
             conforms(k, t.args[0]) and conforms(v, t.args[1]) for k, v in value.items()
         )
     return False
+
+
+def _exact_float(value: int) -> bool:
+    try:
+        return float(value) == value  # an exact comparison of int and float
+    except OverflowError:
+        return False
 
 
 def decode(data: Any, t: PyType, where: str = "value") -> Any:
