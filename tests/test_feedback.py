@@ -11,12 +11,7 @@ from hypothesis import strategies as st
 from harness.analyzers import AnalyzerCache
 from harness.program_ast import parse_program
 from harness.reward import load_reward_config, render_feedback, score_rows
-from harness.reward.feedback import (
-    FEEDBACK_MODES,
-    PERSONAL_MODES,
-    uses_structure,
-    visible_cases,
-)
+from harness.reward.feedback import FEEDBACK_MODES, PERSONAL_MODES, visible_cases
 from tests.test_reward import problem, row
 
 PROGRAM = (
@@ -220,11 +215,22 @@ def test_held_out_cases_never_appear_in_feedback(statuses: list[str], sandbox_sl
 )
 def test_a_given_tree_gives_the_same_text_as_parsing_here(mode: str, program: str) -> None:
     """score_rows hands feedback the tree its analyzers parsed (one parse a row): the text is
-    the one feedback gives parsing the program itself, in every mode, in both branches of
-    uses_structure."""
+    the one feedback gives parsing the program itself, in every mode, whether or not the mode
+    reads the program's structure."""
     r = row(program, ["passed", "failed", "passed", "failed"], MESSAGES)
     r["completion"] = program
     agent = 0 if mode in PERSONAL_MODES else None
     alone = render_feedback(r, problem(), mode, "all", agent=agent)
-    tree = parse_program(program) if uses_structure(mode) else None
+    tree = parse_program(program)
     assert render_feedback(r, problem(), mode, "all", agent=agent, tree=tree) == alone
+
+
+def test_score_rows_never_parses_only_to_hand_feedback_a_tree() -> None:
+    """A subject's ``parsed_tree`` is the analyzers' parse or None, never a parse of its own:
+    where the analyzers gave the structure (from their cache), feedback parses nothing."""
+    from harness.analyzers.base import Subject
+
+    subject = Subject({}, None, PROGRAM)
+    assert subject.parsed_tree is None and subject._parse is None
+    tree = subject.tree
+    assert tree is not None and subject.parsed_tree is tree

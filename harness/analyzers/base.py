@@ -40,6 +40,12 @@ class Subject:
         """Why the program does not parse (``None`` when it does), from the same parse."""
         return self._parsed()[1]
 
+    @property
+    def parsed_tree(self) -> ast.Module | None:
+        """The tree if an analyzer parsed the program already (None: not parsed, or it does
+        not parse); for readers that would otherwise parse it again, never a parse itself."""
+        return self._parse[0] if self._parse is not None else None
+
     def _parsed(self) -> tuple[ast.Module | None, Failure | None]:
         if self._parse is None:
             self._parse = parse_with_failure(self.program)

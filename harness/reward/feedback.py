@@ -74,17 +74,6 @@ def visible_cases(cases: Sequence[Any], sandbox_slice: int | str | None) -> list
     return cases[sandbox_slice:]
 
 
-# Modes whose text never reads the program's structure (the rest parse it: uses_structure).
-_SILENT_MODES = ("none", "", None)  # no feedback at all
-_NO_STRUCTURE_MODES = (*_SILENT_MODES, "plain", "token_report")
-
-
-def uses_structure(mode: str | None) -> bool:
-    """Whether ``mode``'s text reads the program's structure (a caller with the parsed tree
-    passes it to :func:`render_feedback` then)."""
-    return mode not in _NO_STRUCTURE_MODES
-
-
 def render_feedback(
     row: Mapping[str, Any],
     problem: Problem | None,
@@ -95,8 +84,8 @@ def render_feedback(
 ) -> str:
     """The feedback text of ``row`` (a scored result row) in ``mode``; the personal modes need
     ``agent``, the index of the agent the text is for. ``tree``: the row's program parsed,
-    where the caller has it (None: parsed here when the text needs its structure)."""
-    if mode in _SILENT_MODES:
+    where the caller has it (None: parsed here if the text needs its structure)."""
+    if mode in ("none", "", None):
         return ""
     if mode == "plain":
         return (

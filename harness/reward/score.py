@@ -18,7 +18,7 @@ from harness.analyzers.cache import AnalyzerCache
 from harness.language_hooks import hooks_for
 from harness.records import Problem
 from harness.reward.config import RewardConfig, load_reward_config
-from harness.reward.feedback import render_feedback, uses_structure
+from harness.reward.feedback import render_feedback
 from harness.reward.missing import drop_unmeasured, leave_out
 from harness.reward.presets import PRESET_FUNCTIONS
 
@@ -48,9 +48,8 @@ def score_rows(
             analyzers = language.reports(row, subject.problem, analyzers)
         row["analyzers"] = analyzers
         row.update(reward_fields(row, subject.problem, analyzers, config))
-        tree = subject.tree if uses_structure(config.feedback) else None  # parsed once
-        row["feedback"] = render_feedback(
-            row, subject.problem, config.feedback, config.sandbox_slice, tree=tree
+        row["feedback"] = render_feedback(  # with the analyzers' tree: parsed once at most
+            row, subject.problem, config.feedback, config.sandbox_slice, tree=subject.parsed_tree
         )
         scored.append(row)
     return scored
