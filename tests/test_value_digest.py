@@ -102,6 +102,29 @@ def test_the_c_level_forms_write_the_bytes_item_by_item_writes(numbers: list, ro
         assert canonical.digest(value) == item_by_item(value)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ab\u00e9"), st.integers(0, 3 * canonical._FLUSH)), max_size=5
+    ),
+    st.booleans(),
+)
+def test_long_strings_are_hashed_in_place_as_the_whole_form_would_be(
+    parts: list[tuple[str, int]], as_bytes: bool
+) -> None:
+    """Strings and bytes past the flush size go to the hash without being copied into the
+    form: the digest is the one of the form written whole (no flush before the end)."""
+    value = [(c * n).encode() if as_bytes else c * n for c, n in parts]
+    value += value[:1]  # a repeated entry is written once, then referred to
+    streamed = canonical.digest(value)
+    saved = canonical._FLUSH
+    canonical._FLUSH = 1 << 62
+    try:
+        assert canonical.digest(value) == streamed
+    finally:
+        canonical._FLUSH = saved
+
+
 def test_equal_numbers_of_every_kind_are_one_number() -> None:
     one = canonical.digest(1)
     for other in (1.0, True, fractions.Fraction(1), decimal.Decimal("1.000"), 1 + 0j):

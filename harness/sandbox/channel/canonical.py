@@ -137,6 +137,10 @@ class _State:
         self.nan = False
 
     def write(self, data: bytes) -> None:
+        if _len(data) > _FLUSH:  # a long string's bytes: hashed where they are, not copied
+            self.flush()
+            self.hash.update(data)
+            return
         self.pending.append(data)
         self.size += _len(data)
         if self.size > _FLUSH:
@@ -182,7 +186,12 @@ def digest(value: Any) -> tuple[str, bool] | None:
     table = state.table
     for start in _range(0, _len(table), _BLOCK):  # each entry's length, then the entry
         block = table[start : start + _BLOCK]
-        state.write(_bjoin(_map(_add, _map(_pack, _map(_len, block)), block)))
+        if _max(_map(_len, block)) <= _FLUSH:
+            state.write(_bjoin(_map(_add, _map(_pack, _map(_len, block)), block)))
+            continue
+        for entry in block:  # the same bytes, without copying a long entry twice more
+            state.write(_pack(_len(entry)))
+            state.write(entry)
     state.flush()
     return state.hash.hexdigest(), not state.nan
 

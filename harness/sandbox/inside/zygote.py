@@ -40,6 +40,10 @@ from typing import Any
 
 MAX_ORDER = 64 * 1024  # bytes of one order (it carries no sample data)
 MAX_FDS = 16
+# glibc's mallopt() parameters (malloc.h) and what every forked process gets: blocks of up to
+# MMAP_ABOVE bytes come from the heap, and up to KEEP_FREED bytes of freed heap stay mapped.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_ABOVE, KEEP_FREED = 32 << 20, 128 << 20
 SOCKET_FD = 64  # the zygote's end of the socket, clear of the fds a child places
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 
@@ -104,6 +108,7 @@ def start(
             _close_all_but((0, 1, 2, SOCKET_FD, *keep))
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             _prctl(PR_SET_CHILD_SUBREAPER, 1)
+            reuse_freed_memory()
             serve(socket.socket(fileno=fd), setup(), run)
         finally:
             os._exit(0)
@@ -132,6 +137,26 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
     except Exception:  # noqa: BLE001 - best effort
         pass
+
+
+def reuse_freed_memory() -> None:
+    """Let a process reuse the memory it frees instead of handing it back to the kernel.
+
+    By default glibc maps each large block on its own and unmaps it when freed, and returns
+    the heap's free top; a program that builds and drops large values input after input (a
+    string of millions of characters per call) then faults every page in again, and so does
+    the digest of each value (canonical.py). Set here, once, every process forked from the
+    zygote inherits it: HumanEval/15's reference ran its 137 inputs in 2.37 s of CPU instead of
+    2.61 s. A child lives for one sample, so what it keeps is freed when it exits.
+    """
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc: its own defaults stay
+        return
+    mallopt(M_MMAP_THRESHOLD, MMAP_ABOVE)
+    mallopt(M_TRIM_THRESHOLD, KEEP_FREED)
 
 
 # -- the zygote's loop ------------------------------------------------------------------------
