@@ -49,6 +49,26 @@ def test_workers_give_the_rows_of_the_in_process_path(tmp_path) -> None:
     assert [r["status"] for r in here] == ["passed", "failed", "failed", "passed", "failed"]
 
 
+def test_started_workers_are_the_ones_that_judge(tmp_path) -> None:
+    """``start`` spawns the workers a batch will use while the caller still prepares it; the
+    batch then judges with those very processes, and a dead one is replaced."""
+    samples = [Sample("HumanEval/53", "    return x + y\n", "right")]
+    prepared = prepare_suite(problems(), samples, tmp_path / "suite", RunSettings(timeout_s=120))
+    pool = WorkerPool(2)
+    try:
+        pool.start(1)  # one sample: one worker
+        started = pool._workers[0]
+        assert started is not None and pool._workers[1] is None
+        rows = pool.judge(prepared.root, [("HumanEval/53", "right")], {})
+        assert rows[0]["status"] == "passed" and pool._workers[0] is started
+        started.process.kill()
+        started.process.wait()
+        pool.start(2)
+        assert pool._workers[0] is not started and pool._workers[1] is not None
+    finally:
+        pool.close()
+
+
 def judge_while_killing(tmp_path, samples: list[Sample], kills: int) -> dict[str, Any]:
     """Judge ``samples`` with one worker, killing it ``kills`` times, each time while the
     worker judges the second sample of its job (its slot says so; the first sample's row is

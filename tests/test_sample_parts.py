@@ -128,6 +128,20 @@ def test_one_part_unless_the_problem_stops_at_its_first_failure() -> None:
     )
 
 
+def test_each_part_of_a_problem_is_one_tuple_of_cases_for_every_sample() -> None:
+    """The sandbox knows a problem's cases by their tuple's identity (its key is computed
+    once per tuple), so every sample's request for a part carries the same tuple."""
+    from harness.pipeline.runtime import build_request
+
+    problem = _problem([("base", 10), ("plus", 900)], **{STOP_AT_FIRST_FAILURE: True})
+    first, second = parts_of(problem)[:2]
+    one = build_request(problem, "def f(): pass", part=second)
+    two = build_request(problem, "def g(): pass", part=second)
+    assert one.cases is two.cases and len(one.cases) == second[1] - second[0]
+    whole = build_request(problem, "x").cases
+    assert build_request(problem, "x", part=first).cases == whole[first[0] : first[1]]
+
+
 def test_merged_parts_sum_counters_and_keep_the_peak() -> None:
     def part(case: str, cpu: float, rss: int, out: str) -> SampleExecution:
         execution = SampleExecution(

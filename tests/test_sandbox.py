@@ -276,3 +276,20 @@ def test_a_child_reuses_the_memory_it_frees(sandbox: Sandbox) -> None:
     (faults,) = result.cases["c0"].values
     all_sizes_pages, largest_pages = (465 << 20) // 4096, (30 << 20) // 4096
     assert faults < 2 * largest_pages < all_sizes_pages // 3
+
+
+def test_a_problems_key_is_its_content_and_is_kept_by_its_cases_tuple() -> None:
+    """The server knows a problem by a key of its content; the key is computed once per
+    tuple of cases (the pipeline builds one per problem), not on every sample."""
+    from harness.sandbox import sandbox as sandbox_module
+
+    cases = add_cases(3)
+    key = sandbox_module._problem_key("add", "", cases)
+    assert sandbox_module._problem_key("add", "", tuple(cases)) == key  # same content
+    assert sandbox_module._problem_key("add", "", add_cases(2)) != key
+    assert sandbox_module._problem_key("add", "X = 1", cases) != key
+    twin = tuple(add_cases(3))
+    assert twin is not cases
+    assert sandbox_module._problem_key("add", "", twin) == key
+    memo = sandbox_module._problem_keys[(id(cases), "add", "", "", "")]
+    assert memo[0] is cases and memo[1] == key

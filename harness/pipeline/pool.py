@@ -119,6 +119,20 @@ class WorkerPool:
         self._workers: list[_Worker | None] = [None] * size
         self._lock = threading.Lock()  # one batch at a time: a worker serves one job
 
+    def start(self, count: int) -> None:
+        """Start up to ``count`` of the workers that are not running, without waiting for
+        them: a caller with work left before its batch (preparing the suite) overlaps their
+        start-up with it. Does nothing while a batch runs (its workers are up)."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            for slot in range(min(self.size, count)):
+                worker = self._workers[slot]
+                if worker is None or worker.process.poll() is not None:
+                    self._workers[slot] = _Worker()
+        finally:
+            self._lock.release()
+
     def judge(
         self,
         root: Path,

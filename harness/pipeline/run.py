@@ -46,6 +46,10 @@ def evaluate_local(
     settings = RunSettings(
         reward=reward, memory_mb=memory_mb, timeout_s=timeout_s, every_case=every_case
     )
+    if workers and not pytest_session:
+        from harness.pipeline.pool import shared_pool
+
+        shared_pool(workers).start(len(samples))  # they start while the suite is prepared
     prepared = prepare_suite(problems, samples, out / "suite", settings)
     keys = [(s.task_id, s.sample_id) for s in samples]
     if pytest_session:  # the session writes results.jsonl and summary.json itself

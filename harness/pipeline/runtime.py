@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import prompt_context
+from harness.gcpause import paused_gc
 from harness.language_hooks import LanguageHooks, hooks_for, language_of
 from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
 from harness.pipeline.sample_parts import Part, parts_of
@@ -36,7 +37,7 @@ def build_request(
     cases: harness.pipeline.sample_parts) against ``program``."""
     cases = case_requests(problem)
     if part is not None:
-        cases = cases[part[0] : part[1]]
+        cases = _part_of(cases, part)
     return SampleRequest(
         # a part's first time-out already fails the sample: its other cases cost nothing
         timeouts_in_a_row=1 if part is not None else 2,
@@ -50,6 +51,21 @@ def build_request(
         deps_path=problem.metadata.get("deps_overlay", ""),  # harness.deps: fetched packages
         helpers=trusted_helpers(problem),
     )
+
+
+def _part_of(cases: tuple[CaseRequest, ...], part: Part) -> tuple[CaseRequest, ...]:
+    """The cases of ``part``, one tuple per part and problem: the sandbox knows a problem's
+    cases by the identity of their tuple (a slice per sample would be a new one each time)."""
+    memo = (id(cases), part)
+    cached = _parts_cache.get(memo)
+    if cached is None or cached[0] is not cases:
+        if len(_parts_cache) > 4096:
+            _parts_cache.clear()
+        cached = _parts_cache[memo] = (cases, cases[part[0] : part[1]])
+    return cached[1]
+
+
+_parts_cache: dict[tuple[int, Part], tuple[tuple[CaseRequest, ...], tuple[CaseRequest, ...]]] = {}
 
 
 def trusted_helpers(problem: Problem) -> str:
@@ -111,7 +127,7 @@ class LoadedSuite:
         self.root = root
         self.settings: dict[str, Any] = load_manifest(root)["settings"]
         self.problems: dict[str, Problem] = {}
-        with open(root / PROBLEMS_FILE) as fh:
+        with open(root / PROBLEMS_FILE) as fh, paused_gc():  # a tree of fresh objects
             for line in fh:
                 problem = problem_from_json(json.loads(line))
                 self.problems[problem.task_id] = problem

@@ -91,13 +91,15 @@ class Budget:
             _budget_armed = True
 
     def pause(self) -> None:
+        """Stop charging the clock: with the flag down its signal does nothing, so the timer
+        is left to the next ``restart`` or the block's exit, which set it (one system call
+        per case, not two)."""
         global _budget_armed
-        if not self.usable:
+        if not self.usable:  # an outer block's budget, or none: not ours to stop
             return
         while _budget_armed:  # the signal may fire once more before the flag is down
             with contextlib.suppress(CheckBudgetExceeded):
                 _budget_armed = False  # first: a signal already on its way now does nothing
-        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def check_budget(seconds: float) -> _Armed:

@@ -14,12 +14,14 @@ channel. It stays up between jobs: its fork server and check modules stay warm.
 
 from __future__ import annotations
 
+import gc
 import json
 import mmap
 import os
 import struct
 import sys
 import time
+import weakref
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,6 +34,7 @@ ROWS_AGE_S = 0.25
 
 def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
     from harness.pipeline.judge import judge_suite
+    from harness.pipeline.runtime import loaded_suite
 
     kept: list[str] = []
     first_at = 0.0
@@ -53,11 +56,19 @@ def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
         if slot is not None:
             SLOT.pack_into(slot, 0, index)
 
+    frozen: Any = None  # a weak reference to the suite loaded before the last freeze
     for line in jobs:
         if not line.strip():
             continue
         job = json.loads(line)
         keys = [(str(task_id), str(sample_id)) for task_id, sample_id in job["keys"]]
+        suite = loaded_suite(Path(job["root"]))
+        if frozen is None or frozen() is not suite:
+            # This process is ours: what it holds now (its imports, the suite's problems) is
+            # kept out of every later collection, which would traverse it again and again.
+            gc.collect()
+            gc.freeze()
+            frozen = weakref.ref(suite)
         judge_suite(Path(job["root"]), keys, emit, on_start=running)
         running(-1)
         kept.append(DONE)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gc
 import math
-from collections.abc import Callable
 from typing import Any
 
+from harness.gcpause import paused_gc
 from harness.sandbox.api import (
     RESOURCE_KEYS,
     CaseExecution,
@@ -117,7 +116,8 @@ def _case(
             raw = payload.get("values")
             if type(raw) is not list or len(raw) != n_calls:
                 raise codec.ChannelError("wrong number of values")
-            values = _without_gc(lambda: [codec.decode_value(v, left) for v in raw])
+            with paused_gc():  # a decoded value is a tree: no cycles to collect
+                values = [codec.decode_value(v, left) for v in raw]
         elif "values" in payload:
             raise codec.ChannelError("values for a sandbox case")
         return CaseExecution(case_id, "ok", values=values, duration_s=duration)
@@ -189,17 +189,3 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
         notes=[str(n) for n in reply.get("notes", [])],
         resources=_resources(reply.get("resources")),
     )
-
-
-def _without_gc(build: Callable[[], Any]) -> Any:
-    """Run ``build`` with the cyclic garbage collector off: a decoded value is a tree (it makes
-    no cycles), and a large one would otherwise trigger full collections of this whole
-    process, whose cost depends on everything else the process holds (seconds of CPU in a
-    big test or training process), not on the value."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        return build()
-    finally:
-        if was_on:
-            gc.enable()
