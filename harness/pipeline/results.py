@@ -100,7 +100,9 @@ def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]
     status, error_kind = sample_status(problem, outcomes)
     cases = []
     for case in problem.cases:
-        outcome = outcomes.cases.get(case.case_id, CaseOutcome(case.case_id, "error", "not run"))
+        outcome = outcomes.cases.get(case.case_id)
+        if outcome is None:  # built only when missing: a row can hold a thousand cases
+            outcome = CaseOutcome(case.case_id, "error", "not run")
         cases.append(
             {
                 "case_id": case.case_id,
