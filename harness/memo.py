@@ -1,4 +1,5 @@
-"""A small on-disk memo for pure functions of source text (kept between runs).
+"""Memos: on disk for pure functions of source text (kept between runs), and in memory for
+values computed from large immutable records (kept by the record's identity).
 
 Loading a benchmark splits every check with ``ast`` (HumanEval: 164 problems, a third of a
 second), on every run, though the benchmark never changes. A :class:`DiskMemo` keeps such
@@ -13,8 +14,9 @@ import atexit
 import hashlib
 import json
 import threading
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from harness.paths import cache_dir, write_cache_file
 
@@ -74,3 +76,29 @@ def source_version(*files: str) -> str:
     for name in files:
         digest.update(Path(name).read_bytes())
     return digest.hexdigest()[:16]
+
+
+V = TypeVar("V")
+
+
+class IdentityMemo(Generic[V]):
+    """``compute()``'s value for an owner object, kept by the owner's identity.
+
+    For values computed from large immutable records (a problem's thousand cases) that are
+    costly to hash or compare on every use: the owner is held beside its value, so its ``id``
+    is not reused while the entry lives. At most ``limit`` entries; past that it starts over.
+    """
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._entries: dict[Hashable, tuple[Any, V]] = {}
+
+    def get(self, owner: Any, compute: Callable[[], V], *extra: Hashable) -> V:
+        """The value for ``owner`` (and ``extra``, cheap-to-hash further keys), computed once."""
+        key = (id(owner), *extra)
+        cached = self._entries.get(key)
+        if cached is None or cached[0] is not owner:
+            if len(self._entries) >= self.limit:
+                self._entries.clear()
+            cached = self._entries[key] = (owner, compute())
+        return cached[1]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from harness.memo import DiskMemo
+from harness.memo import DiskMemo, IdentityMemo
 from harness.pipeline import checks
 from suites import load_suite
 
@@ -46,3 +48,31 @@ def test_cached_splits_equal_fresh_splits(cache: Path, monkeypatch: pytest.Monke
         checks._MEMO.save()
         monkeypatch.setattr(checks, "_MEMO", DiskMemo("split_check", "test"))  # a new process
         assert checks.split_check(source) == first == checks._split_check(source, ("candidate",))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 1)), max_size=40), st.integers(1, 5))
+def test_an_identity_memo_computes_once_per_owner_and_key(uses: list, limit: int) -> None:
+    """Equal owners that are distinct objects are distinct entries; an owner's value is
+    computed again only after the memo started over, past its limit (checked against a model)."""
+    owners = [tuple([n % 4]) for n in range(8)]  # 0 and 4 are equal, distinct objects
+    memo: IdentityMemo[tuple] = IdentityMemo(limit=limit)
+    computed = 0
+    model: set[tuple[int, int]] = set()
+    expected = 0
+    for index, extra in uses:
+        owner = owners[index]
+
+        def compute(owner: tuple = owner, extra: int = extra) -> tuple:
+            nonlocal computed
+            computed += 1
+            return (owner, extra)
+
+        value = memo.get(owner, compute, extra)
+        assert value[0] is owner and value[1] == extra
+        if (index, extra) not in model:
+            if len(model) >= limit:
+                model.clear()
+            model.add((index, extra))
+            expected += 1
+        assert computed == expected

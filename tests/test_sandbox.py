@@ -291,5 +291,13 @@ def test_a_problems_key_is_its_content_and_is_kept_by_its_cases_tuple() -> None:
     twin = tuple(add_cases(3))
     assert twin is not cases
     assert sandbox_module._problem_key("add", "", twin) == key
-    memo = sandbox_module._problem_keys[(id(cases), "add", "", "", "")]
-    assert memo[0] is cases and memo[1] == key
+    seen = []
+    real = sandbox_module._case_fields
+    sandbox_module._case_fields = lambda case: seen.append(case) or real(case)
+    try:
+        assert sandbox_module._problem_key("add", "", cases) == key
+        assert seen == []  # kept: the cases were not read again
+        assert sandbox_module._problem_key("add", "", add_cases(4)) != key
+        assert len(seen) == 4
+    finally:
+        sandbox_module._case_fields = real

@@ -15,6 +15,7 @@ from typing import Any
 from harness.completions import prompt_context
 from harness.gcpause import paused_gc
 from harness.language_hooks import LanguageHooks, hooks_for, language_of
+from harness.memo import IdentityMemo
 from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
 from harness.pipeline.sample_parts import Part, parts_of
 from harness.records import Problem, problem_from_json
@@ -56,16 +57,10 @@ def build_request(
 def _part_of(cases: tuple[CaseRequest, ...], part: Part) -> tuple[CaseRequest, ...]:
     """The cases of ``part``, one tuple per part and problem: the sandbox knows a problem's
     cases by the identity of their tuple (a slice per sample would be a new one each time)."""
-    memo = (id(cases), part)
-    cached = _parts_cache.get(memo)
-    if cached is None or cached[0] is not cases:
-        if len(_parts_cache) > 4096:
-            _parts_cache.clear()
-        cached = _parts_cache[memo] = (cases, cases[part[0] : part[1]])
-    return cached[1]
+    return _parts.get(cases, lambda: cases[part[0] : part[1]], part)
 
 
-_parts_cache: dict[tuple[int, Part], tuple[tuple[CaseRequest, ...], tuple[CaseRequest, ...]]] = {}
+_parts: IdentityMemo[tuple[CaseRequest, ...]] = IdentityMemo()
 
 
 def trusted_helpers(problem: Problem) -> str:
@@ -94,11 +89,9 @@ def case_requests(problem: Problem) -> tuple[CaseRequest, ...]:
     Kept by the identity of the cases' tuple (held, so its id is not reused): hashing a
     thousand cases for every part of every sample cost half a millisecond each time."""
     cases = problem.cases
-    cached = _case_requests.get(id(cases))
-    if cached is None or cached[0] is not cases:
-        if len(_case_requests) > 4096:
-            _case_requests.clear()
-        built = tuple(
+    return _case_requests.get(
+        cases,
+        lambda: tuple(
             CaseRequest(
                 case_id=case.case_id,
                 mode=case.mode,
@@ -108,12 +101,11 @@ def case_requests(problem: Problem) -> tuple[CaseRequest, ...]:
                 timeout_s=case.timeout_s or DEFAULT_CASE_TIMEOUT_S,
             )
             for case in cases
-        )
-        cached = _case_requests[id(cases)] = (cases, built)
-    return cached[1]
+        ),
+    )
 
 
-_case_requests: dict[int, tuple[tuple[Any, ...], tuple[CaseRequest, ...]]] = {}
+_case_requests: IdentityMemo[tuple[CaseRequest, ...]] = IdentityMemo()
 
 
 def sample_budget_s(problem: Problem) -> float:

@@ -36,6 +36,7 @@ from _pytest._code import ExceptionInfo
 from _pytest.assertion import util as assertion_util
 from _pytest.outcomes import Exit
 
+from harness.memo import IdentityMemo
 from harness.oracles import judge as judge_with_oracle
 from harness.oracles import prepare as prepare_expected
 from harness.paths import cache_dir, write_cache_file
@@ -271,15 +272,10 @@ def case_functions(problem: Problem, module: ModuleType) -> list[tuple[str, Call
 def case_index(problem: Problem) -> dict[str, CheckCase]:
     """``{case_id: case}`` of ``problem`` (kept for the last few problems: an oracle case
     looks its expected output up once per sample)."""
-    cached = _case_indexes.get(id(problem))
-    if cached is None or cached[0] is not problem:
-        if len(_case_indexes) > 64:
-            _case_indexes.clear()
-        cached = _case_indexes[id(problem)] = (problem, {c.case_id: c for c in problem.cases})
-    return cached[1]
+    return _case_indexes.get(problem, lambda: {c.case_id: c for c in problem.cases})
 
 
-_case_indexes: dict[int, tuple[Problem, dict[str, CheckCase]]] = {}
+_case_indexes: IdentityMemo[dict[str, CheckCase]] = IdentityMemo(limit=64)
 
 
 def judge_sample(

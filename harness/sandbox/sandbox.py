@@ -26,6 +26,7 @@ from typing import Any
 
 import harness.sandbox.bwrap as bwrap
 import harness.sandbox.uids as uids
+from harness.memo import IdentityMemo
 from harness.paths import deps_root
 from harness.sandbox.api import (
     CaseExecution,
@@ -496,19 +497,16 @@ def _problem_key(
     builds it once per problem: a cache keyed by the tuple itself hashed its thousand cases
     on every sample (about 2% of a judging worker's CPU on HumanEval+).
     """
-    memo = (id(cases), entry_point, test_setup, deps, helpers)
-    cached = _problem_keys.get(memo)
-    if cached is not None and cached[0] is cases:
-        return cached[1]
-    text = json.dumps([entry_point, test_setup, [_case_fields(c) for c in cases], deps, helpers])
-    key = hashlib.sha256(text.encode()).hexdigest()[:16]
-    if len(_problem_keys) > 4096:
-        _problem_keys.clear()
-    _problem_keys[memo] = (cases, key)
-    return key
+
+    def compute() -> str:
+        fields = [_case_fields(c) for c in cases]
+        text = json.dumps([entry_point, test_setup, fields, deps, helpers])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    return _problem_keys.get(cases, compute, entry_point, test_setup, deps, helpers)
 
 
-_problem_keys: dict[tuple[int, str, str, str, str], tuple[tuple[CaseRequest, ...], str]] = {}
+_problem_keys: IdentityMemo[str] = IdentityMemo()
 
 
 def _case_fields(case: CaseRequest) -> list[Any]:
