@@ -127,11 +127,16 @@ class WorkerPool:
             return
         try:
             for slot in range(min(self.size, count)):
-                worker = self._workers[slot]
-                if worker is None or worker.process.poll() is not None:
-                    self._workers[slot] = _Worker()
+                self._live_worker(slot)
         finally:
             self._lock.release()
+
+    def _live_worker(self, slot: int) -> _Worker:
+        """The worker in ``slot``, started anew if it never was or has ended."""
+        worker = self._workers[slot]
+        if worker is None or worker.process.poll() is not None:
+            worker = self._workers[slot] = _Worker()
+        return worker
 
     def judge(
         self,
@@ -193,9 +198,7 @@ class WorkerPool:
         todo = share
         retried: set[Key] = set()
         while todo:
-            worker = self._workers[slot]
-            if worker is None or worker.process.poll() is not None:
-                worker = self._workers[slot] = _Worker()
+            worker = self._live_worker(slot)
             try:
                 worker.run(root, todo, rows, texts)
                 return

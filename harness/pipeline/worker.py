@@ -62,14 +62,15 @@ def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
             continue
         job = json.loads(line)
         keys = [(str(task_id), str(sample_id)) for task_id, sample_id in job["keys"]]
-        suite = loaded_suite(Path(job["root"]))
+        root = Path(job["root"])
+        suite = loaded_suite(root)
         if frozen is None or frozen() is not suite:
             # This process is ours: what it holds now (its imports, the suite's problems) is
             # kept out of every later collection, which would traverse it again and again.
             gc.collect()
             gc.freeze()
             frozen = weakref.ref(suite)
-        judge_suite(Path(job["root"]), keys, emit, on_start=running)
+        judge_suite(root, keys, emit, on_start=running)
         running(-1)
         kept.append(DONE)
         write()

@@ -186,11 +186,12 @@ def digest(value: Any) -> tuple[str, bool] | None:
     table = state.table
     for start in _range(0, _len(table), _BLOCK):  # each entry's length, then the entry
         block = table[start : start + _BLOCK]
-        if _max(_map(_len, block)) <= _FLUSH:
-            state.write(_bjoin(_map(_add, _map(_pack, _map(_len, block)), block)))
+        sizes = _list(_map(_len, block))
+        if _max(sizes) <= _FLUSH:
+            state.write(_bjoin(_map(_add, _map(_pack, sizes), block)))
             continue
-        for entry in block:  # the same bytes, without copying a long entry twice more
-            state.write(_pack(_len(entry)))
+        for size, entry in _zip(sizes, block):  # the same bytes, a long entry not copied again
+            state.write(_pack(size))
             state.write(entry)
     state.flush()
     return state.hash.hexdigest(), not state.nan
