@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from harness.gcpause import paused_gc
 from harness.records import Problem
 from suites.errors import SuiteError
 from suites.splits import SplitError, select_split
@@ -175,7 +176,10 @@ def _call(
     if option is not None and not accepts_option:
         raise SuiteError(f"suite {name!r}: this suite takes no {OPTION_SEP}OPTION")
     kwargs: dict[str, object] = {"option": option} if option is not None else {}
-    return loader(data_dir=data_dir, **kwargs) if accepts_dir else loader(**kwargs)
+    # A loader builds a tree of fresh objects (EvalPlus: 124,000 cases), no cycles: the
+    # collections its allocations would trigger only traverse it again (a fifth of the load).
+    with paused_gc():
+        return loader(data_dir=data_dir, **kwargs) if accepts_dir else loader(**kwargs)
 
 
 def _as_splits(result: Splits) -> dict[str, list[Problem]]:

@@ -44,6 +44,7 @@ DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows 
 START_TIMEOUT_S = 60.0  # two shared cores: a cold start can be slow
 REPLY_SLACK_S = 15.0  # on top of the sample budget: cleanup, coverage, a loaded machine
 _LEN = struct.Struct(">I")
+READ_SIZE = 1 << 20  # the most one read of the server's replies takes
 # Sandboxes whose server this process started. They are closed at exit, before the
 # interpreter tears its modules down: as root, closing forks (the uid sweep), and a fork
 # then runs every library's at-fork hooks over cleared modules (filelock's print tracebacks).
@@ -449,6 +450,9 @@ class _Reader(threading.Thread):
 
     def run(self) -> None:
         buf = bytearray()
+        # Read into one buffer kept for the thread's life: os.read(fd, 1 MiB) maps and unmaps
+        # a fresh megabyte on every call (~9 us, 5% of a judging worker's CPU on HumanEval+).
+        room = memoryview(bytearray(READ_SIZE))
         try:
             while True:
                 while len(buf) >= 4:
@@ -461,10 +465,10 @@ class _Reader(threading.Thread):
                     with self.ready:
                         self.replies[ident] = message
                         self.ready.notify_all()
-                chunk = os.read(self.fd, 1 << 20)
-                if not chunk:
+                size = os.readv(self.fd, [room])
+                if not size:
                     raise InfraError("the sandbox server died")
-                buf += chunk
+                buf += room[:size]
         except (InfraError, OSError, ValueError) as exc:
             with self.ready:
                 gone = f"the sandbox server is gone: {exc}"
