@@ -23,6 +23,10 @@ process, from the data and the samples on disk to the verdicts:
 - **programs' own work** (``benchmarks/own_work.py``): each program's inputs run bare, 2 at a
   time, up to its first failure in the default mode, with evalplus's time limits: the least
   any evaluator pays, so evalplus / own work is the highest ratio any tool can reach.
+- **least work** (``--least``, default mode): the same bound for an evaluator free to run a
+  program's inputs in any order: a passing program's every input, a failing one's cheapest
+  failed input, the CPU of all of it shared perfectly over the workers. evalplus / least work
+  caps the default mode's ratio whatever a tool does.
 
 A first, untimed round fills both tools' caches. With ``--rounds N`` each mode is timed N
 times, each tool going first in every other round, and the medians are compared. Prints the
@@ -42,7 +46,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from benchmarks.evalplus_programs import make_programs, run_evalplus, run_project_fresh
-from benchmarks.own_work import first_failure, own_work_s
+from benchmarks.own_work import first_failure, least_work_s, own_work_s
 from suites.evalplus import data_file
 from suites.registry import default_data_dir, load_suite
 
@@ -76,6 +80,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
         "--modes", default="default,every", help="default (verdict only), every (every input)"
+    )
+    parser.add_argument(
+        "--least",
+        action="store_true",
+        help="in the default mode, also the least work any evaluator needs in any order of "
+        "inputs (a run that judges every input first, untimed)",
     )
     args = parser.parse_args()
     folder = default_data_dir()
@@ -138,11 +148,31 @@ def main() -> None:
             f"  project / own work = {project / own_s:.2f}x, evalplus / own work = "
             f"{evalplus / own_s:.2f}x (the most any tool can reach)"
         )
+        if args.least and not every:
+            least_s = _least_work(args, folder, problems, programs)
+            print(
+                f"  least work any evaluator needs {least_s:8.2f} s  (every input of a passing "
+                "program, a failing one's cheapest failed input, cores shared perfectly)"
+            )
+            print(f"  evalplus / least work = {evalplus / least_s:.2f}x (the ceiling in any order)")
         if unjudged:
             print(f"  project could not judge: {', '.join(unjudged)}")
         missing = [key for key in rows if key not in verdicts]
         if missing:
             print(f"  evalplus gave no verdict for {len(missing)} programs")
+
+
+def _least_work(args: Any, folder: Any, problems: list[Any], programs: list[Any]) -> float:
+    """:func:`least_work_s` of the programs, from the verdicts of a run judging every input."""
+    rows, _ = run_project_fresh(
+        args.suite, folder, problems, programs, workers=args.workers, every_case=True
+    )
+    judged = []
+    for program in programs:
+        row = rows[program.task_id, program.sample_id]
+        cases = [] if row["error_kind"] else row["cases"]
+        judged.append((program.task_id, program.source, {c["case_id"]: c["status"] for c in cases}))
+    return least_work_s(problems, judged, workers=args.workers)
 
 
 def _spread(values: list[float]) -> str:

@@ -130,6 +130,42 @@ def first_failure(row: Mapping[str, object]) -> str | None:
     return None
 
 
+def least_cost_s(times: Mapping[str, float], statuses: Mapping[str, str]) -> float:
+    """The least CPU a verdict of one program needs: every input when it passes them all
+    (none may be skipped), else its cheapest failed input alone (an evaluator that guessed
+    the right one first). ``times``: each input's CPU run bare; ``statuses``: each input's
+    verdict with every input judged."""
+    if not statuses:  # a program no run could judge: the least it might have cost
+        return min(times.values(), default=0.0)
+    failed = [times[c] for c, status in statuses.items() if status != "passed" and c in times]
+    if not failed and all(status == "passed" for status in statuses.values()):
+        return sum(times.values())
+    # A failed input past a time-out was not reached bare: the time-out is the cheapest seen.
+    return min(failed) if failed else sum(times.values())
+
+
+def least_work_s(
+    problems: Sequence[Problem],
+    programs: Sequence[tuple[str, str, Mapping[str, str]]],
+    *,
+    workers: int = 2,
+) -> float:
+    """The default mode's floor for any evaluator, any order of inputs: each program's
+    :func:`least_cost_s` (``(task_id, source, {case_id: status})``, the statuses of a run that
+    judged every input), summed and shared perfectly over ``workers`` cores. No fork, no
+    module load, no scheduling counted: a bound, lower than any run can be."""
+    limits = reference_limits(problems, workers)
+    by_id = {p.task_id: p for p in problems}
+    jobs = [Job(by_id[task], source, limits[task]) for task, source, _ in programs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        timings = list(pool.map(run_job, jobs))
+    cpu = sum(
+        least_cost_s(times, statuses)
+        for times, (_, _, statuses) in zip(timings, programs, strict=True)
+    )
+    return cpu / workers
+
+
 def own_work_s(
     problems: Sequence[Problem],
     programs: Sequence[tuple[str, str, str | None]],

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.own_work import Job, first_failure, own_work_s, reference_limits, run_job
+from benchmarks.own_work import (
+    Job,
+    first_failure,
+    least_cost_s,
+    least_work_s,
+    own_work_s,
+    reference_limits,
+    run_job,
+)
 from harness.records import CheckCase, Problem
 
 REFERENCE = (
@@ -69,3 +77,21 @@ def test_own_work_counts_only_the_timed_programs() -> None:
     problem = _problem([10, 10])
     seconds = own_work_s([problem], [("toy/0", REFERENCE, None)] * 4, workers=2)
     assert 0 < seconds < 5
+
+
+def test_the_least_cost_of_a_verdict_is_every_input_or_the_cheapest_failed_one() -> None:
+    times = {"case_0": 0.5, "case_1": 0.25, "case_2": 2.0}
+    passed = dict.fromkeys(times, "passed")
+    assert least_cost_s(times, passed) == 2.75  # a pass needs every input
+    failed = {**passed, "case_0": "failed", "case_2": "timeout"}
+    assert least_cost_s(times, failed) == 0.5  # the cheaper of the two failures
+    assert least_cost_s(times, {}) == 0.25  # not judged: the least it might have cost
+
+
+def test_least_work_shares_the_cpu_over_the_workers() -> None:
+    problem = _problem([10, 3_000_000])
+    statuses = {"case_0": "failed", "case_1": "passed"}
+    wrong_first = least_work_s([problem], [("toy/0", REFERENCE, statuses)] * 2, workers=2)
+    passing = dict.fromkeys(statuses, "passed")
+    right = least_work_s([problem], [("toy/0", REFERENCE, passing)] * 2, workers=2)
+    assert 0 <= wrong_first < right / 20  # a failure on the tiny input skips the large one
