@@ -137,10 +137,8 @@ def least_cost_s(times: Mapping[str, float], statuses: Mapping[str, str]) -> flo
     verdict with every input judged."""
     if not statuses:  # a program no run could judge: the least it might have cost
         return min(times.values(), default=0.0)
+    # A failed input past a time-out is not reached bare: the time-out is then among these.
     failed = [times[c] for c, status in statuses.items() if status != "passed" and c in times]
-    if not failed and all(status == "passed" for status in statuses.values()):
-        return sum(times.values())
-    # A failed input past a time-out was not reached bare: the time-out is the cheapest seen.
     return min(failed) if failed else sum(times.values())
 
 
@@ -154,9 +152,7 @@ def least_work_s(
     :func:`least_cost_s` (``(task_id, source, {case_id: status})``, the statuses of a run that
     judged every input), summed and shared perfectly over ``workers`` cores. No fork, no
     module load, no scheduling counted: a bound, lower than any run can be."""
-    limits = reference_limits(problems, workers)
-    by_id = {p.task_id: p for p in problems}
-    jobs = [Job(by_id[task], source, limits[task]) for task, source, _ in programs]
+    jobs = _bare_jobs(problems, [(task, source, None) for task, source, _ in programs], workers)
     with ProcessPoolExecutor(max_workers=workers) as pool:
         timings = list(pool.map(run_job, jobs))
     cpu = sum(
@@ -174,10 +170,18 @@ def own_work_s(
 ) -> float:
     """Seconds to run ``programs`` (``(task_id, source, stop_after)``) bare, ``workers`` at a
     time, with evalplus's limits measured from the references first (not timed)."""
-    limits = reference_limits(problems, workers)
-    by_id = {p.task_id: p for p in problems}
-    jobs = [Job(by_id[task], source, limits[task], stop) for task, source, stop in programs]
+    jobs = _bare_jobs(problems, programs, workers)
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=workers) as pool:
         list(pool.map(run_job, jobs))
     return time.perf_counter() - start
+
+
+def _bare_jobs(
+    problems: Sequence[Problem], programs: Sequence[tuple[str, str, str | None]], workers: int
+) -> list[Job]:
+    """A :class:`Job` per ``(task_id, source, stop_after)``, with evalplus's limits measured
+    from the references first (not timed)."""
+    limits = reference_limits(problems, workers)
+    by_id = {p.task_id: p for p in problems}
+    return [Job(by_id[task], source, limits[task], stop) for task, source, stop in programs]

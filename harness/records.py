@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 CaseMode = Literal["compare", "sandbox"]
 SampleStatus = Literal["passed", "failed", "timeout", "error"]
@@ -100,8 +100,8 @@ class Problem:
         cases go as lists of values, not objects with sorted keys, which took twice as long
         (every run computes it, and EvalPlus's problems have a thousand cases each).
         """
-        names = _field_names(Problem)[0]
-        case_names = _field_names(CheckCase)[0]
+        names = _field_names(Problem).ordered
+        case_names = _field_names(CheckCase).ordered
         payload = json.dumps(
             [
                 names,
@@ -147,20 +147,25 @@ def _field_values(record: Any) -> dict[str, Any]:
     copy, unless something else was stored on the instance."""
     names = _field_names(type(record))
     values = record.__dict__
-    if len(values) == len(names[0]) and names[1].issuperset(values):
+    if len(values) == len(names.ordered) and names.known.issuperset(values):
         return values
-    return {name: getattr(record, name) for name in names[0]}
+    return {name: getattr(record, name) for name in names.ordered}
 
 
-def _field_names(kind: type) -> tuple[tuple[str, ...], frozenset[str]]:
+class _FieldNames(NamedTuple):
+    ordered: tuple[str, ...]  # in the dataclass's order
+    known: frozenset[str]  # the same, to test membership
+
+
+def _field_names(kind: type) -> _FieldNames:
     names = _FIELD_NAMES.get(kind)
     if names is None:
         ordered = tuple(f.name for f in dataclasses.fields(kind))
-        names = _FIELD_NAMES[kind] = (ordered, frozenset(ordered))
+        names = _FIELD_NAMES[kind] = _FieldNames(ordered, frozenset(ordered))
     return names
 
 
-_FIELD_NAMES: dict[type, tuple[tuple[str, ...], frozenset[str]]] = {}
+_FIELD_NAMES: dict[type, _FieldNames] = {}
 
 
 def replaced(record: Any, **changes: Any) -> Any:
@@ -168,7 +173,7 @@ def replaced(record: Any, **changes: Any) -> Any:
     fields with ``changes``, several times faster: every run copies each of EvalPlus's 165,000
     cases once or twice (its expected output, its time limit)."""
     kind = type(record)
-    names = _field_names(kind)[1]
+    names = _field_names(kind).known
     if not names.issuperset(changes):
         unknown = sorted(set(changes).difference(names))
         raise TypeError(f"{kind.__name__} has no field {unknown[0]!r}")
