@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.gcpause import paused_gc
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, execution_record
 from harness.pipeline.runtime import READ_AHEAD, LoadedSuite, loaded_suite
 from harness.pipeline.sample_parts import NOT_RUN, STOPPED_NOTE, merged
@@ -40,10 +41,28 @@ def judge_one(
     runs, so a caller can record it even if judging is cut short (a timeout guard, Ctrl-C).
     An infrastructure fault of the sandbox gets one fresh try.
     """
+    # The collector waits until the sample is judged: its values, executions and verdicts are
+    # trees that die with it, freed by reference counting. Collected while they live, they
+    # would be walked and promoted to the old generations, whose full collections walk every
+    # object the process keeps (a loaded suite's hundred thousand cases).
+    with paused_gc():
+        return _judge_whole_or_in_parts(suite, key, functions, upcoming, on_execution)
+
+
+def _judge_whole_or_in_parts(
+    suite: LoadedSuite,
+    key: Key,
+    functions: CheckFunctions,
+    upcoming: Iterable[Key],
+    on_execution: Callable[[SampleExecution, bool], None] | None,
+) -> list[CaseOutcome]:
     suite.plan([key, *upcoming])  # this one first: plan() skips what is already queued
     if suite.in_parts(key[0]):
         return _judge_in_parts(suite, key, functions, on_execution)
-    execution, ran_here = suite.execution_with_retry(*key)
+    try:
+        execution, ran_here = suite.execution_with_retry(*key)
+    finally:
+        suite.release(*key)
     if on_execution is not None:
         on_execution(execution, ran_here)
     return judge_sample(suite.problems[key[0]], functions, execution)

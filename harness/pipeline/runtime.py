@@ -232,6 +232,17 @@ class LoadedSuite:
             timeout_override_s=(self.settings.get("extra") or {}).get("timeout"),
         )
 
+    def kept_executions(self) -> int:
+        """How many samples' executions this suite keeps (for items of one case each)."""
+        return len(self._executions)
+
+    def release(self, task_id: str, sample_id: str) -> None:
+        """Drop the sample's kept execution once it is judged whole (by ``judge_one``): only a
+        run of one item per case (``--llm-per-case``) asks for it again. Kept, every decoded
+        value of every sample judged here would stay alive, and each full collection of the
+        garbage collector would walk them all again."""
+        self._executions.pop((task_id, sample_id), None)
+
     def execution_with_retry(self, task_id: str, sample_id: str) -> tuple[SampleExecution, bool]:
         """Like :meth:`execution`, but an infrastructure fault gets one fresh try."""
         execution, ran = self.execution(task_id, sample_id)

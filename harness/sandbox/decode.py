@@ -116,8 +116,7 @@ def _case(
             raw = payload.get("values")
             if type(raw) is not list or len(raw) != n_calls:
                 raise codec.ChannelError("wrong number of values")
-            with paused_gc():  # a decoded value is a tree: no cycles to collect
-                values = [codec.decode_value(v, left) for v in raw]
+            values = [codec.decode_value(v, left) for v in raw]
         elif "values" in payload:
             raise codec.ChannelError("values for a sandbox case")
         return CaseExecution(case_id, "ok", values=values, duration_s=duration)
@@ -173,10 +172,11 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
     if type(slots) is not list or len(slots) != len(request.cases):
         raise ReplyError("reply has the wrong number of case slots")
     left = [codec.MAX_SAMPLE_UNITS]  # what all the values of the sample may use together
-    cases = {
-        case.case_id: _case(case.case_id, case.mode, len(case.calls), i, slots[i], left)
-        for i, case in enumerate(request.cases)
-    }
+    with paused_gc():  # decoded values are trees: no cycles to collect
+        cases = {
+            case.case_id: _case(case.case_id, case.mode, len(case.calls), i, slots[i], left)
+            for i, case in enumerate(request.cases)
+        }
     return SampleExecution(
         cases=cases,
         stdout=str(reply.get("stdout", "")),
