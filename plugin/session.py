@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from harness.pipeline.compile import SAMPLES_FILE, load_manifest
+from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest
+from harness.pipeline.problem_file import ProblemFile
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, summarize
-from harness.records import Problem, Sample, problem_from_json
+from harness.records import Problem, Sample
 from plugin.lookup import ROW_ATTR
 
 SUITE_FOLDER = "suite"
@@ -41,7 +42,8 @@ class EvalSession:
         else:
             self.root = self.out_dir / SUITE_FOLDER
             self.settings = self._build_suite()
-        self.problems = _read_problems(self.root)
+        # Parsed when first asked for: the controller needs most problems' suite alone.
+        self.problems = ProblemFile(self.root / PROBLEMS_FILE)
         self.samples = _read_jsonl(self.root / SAMPLES_FILE)
         self._samples_by_key = {(s["task_id"], s["sample_id"]): s for s in self.samples}
         self._built: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
@@ -233,7 +235,7 @@ class EvalSession:
     def _outcomes(self, key: tuple[str, str]) -> SampleOutcomes:
         outcomes = self.outcomes.get(key)
         if outcomes is None:
-            suite = self.problems[key[0]].suite
+            suite = self.problems.suite_of(key[0])
             outcomes = self.outcomes[key] = SampleOutcomes(suite, key[0], key[1])
         return outcomes
 
@@ -243,11 +245,11 @@ class EvalSession:
         if not (name.startswith("sample[") and name.endswith("]")):
             return None
         if self._modules is None:
-            from harness.pipeline.compile import module_path
+            from harness.pipeline.compile import module_file
 
             self._modules = {}
-            for task_id, problem in self.problems.items():
-                module = module_path(self.root, problem)
+            for task_id, suite in self.problems.suites.items():
+                module = module_file(self.root, suite, task_id)
                 self._modules[(module.parent.name, module.name)] = task_id
         parts = path.replace("\\", "/").split("/")
         task_id = self._modules.get((parts[-2] if len(parts) > 1 else "", parts[-1]))
@@ -301,7 +303,8 @@ class EvalSession:
             if key not in self._texts:
                 built.append((key, *(self._built.get(key) or self._row(key, outcomes))))
         tasks = {task_id: _natural(task_id) for task_id, _ in self.outcomes.keys() | self._texts}
-        built.sort(key=lambda b: (self.problems[b[0][0]].suite, tasks[b[0][0]], _natural(b[0][1])))
+        suite_of = self.problems.suite_of
+        built.sort(key=lambda b: (suite_of(b[0][0]), tasks[b[0][0]], _natural(b[0][1])))
         rows = [row if row is not None else json.loads(text) for _, row, text in built]
         reward = self.settings.get("reward")
         if reward:
@@ -455,7 +458,3 @@ def _natural(text: str) -> tuple[Any, ...]:
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     with open(path) as fh:
         return [json.loads(line) for line in fh if line.strip()]
-
-
-def _read_problems(root: Path) -> dict[str, Problem]:
-    return {p["task_id"]: problem_from_json(p) for p in _read_jsonl(root / "problems.jsonl")}

@@ -110,7 +110,12 @@ def write_case_files(module: Path, problem: Problem) -> None:
 
 def module_path(root: Path, problem: Problem) -> Path:
     """Where the generated module of ``problem`` lives in the suite folder ``root``."""
-    return root / _suite_folder(problem.suite) / f"test_{_safe_name(problem.task_id)}.py"
+    return module_file(root, problem.suite, problem.task_id)
+
+
+def module_file(root: Path, suite: str, task_id: str) -> Path:
+    """Where the generated module of the problem ``task_id`` of ``suite`` lives in ``root``."""
+    return root / _suite_folder(suite) / f"test_{_safe_name(task_id)}.py"
 
 
 def _write_if_changed(path: Path, text: str) -> bool:

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.completions import prompt_context
-from harness.gcpause import paused_gc
 from harness.language_hooks import LanguageHooks, hooks_for, language_of
 from harness.memo import IdentityMemo
-from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_path
+from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_file
+from harness.pipeline.problem_file import ProblemFile
 from harness.pipeline.sample_parts import Part, parts_of
-from harness.records import Problem, problem_from_json
+from harness.records import Problem
 from harness.sandbox import CaseRequest, SampleExecution, SampleRequest, Sandbox, SandboxSettings
 from harness.sandbox.shared import shared_sandbox
 
@@ -118,12 +118,9 @@ class LoadedSuite:
     def __init__(self, root: Path):
         self.root = root
         self.settings: dict[str, Any] = load_manifest(root)["settings"]
-        self.problems: dict[str, Problem] = {}
-        with open(root / PROBLEMS_FILE) as fh, paused_gc():  # a tree of fresh objects
-            for line in fh:
-                problem = problem_from_json(json.loads(line))
-                self.problems[problem.task_id] = problem
-        self.module_paths = {t: module_path(root, p) for t, p in self.problems.items()}
+        # Each problem parsed when first asked for: a worker judges only its share of them.
+        self.problems = ProblemFile(root / PROBLEMS_FILE)
+        self.module_paths = {t: module_file(root, s, t) for t, s in self.problems.suites.items()}
         self.programs: dict[tuple[str, str], str] = {}
         self.sample_ids: dict[str, list[str]] = {}
         self.sample_rows: list[dict[str, Any]] = []  # samples.jsonl, in its order
@@ -136,7 +133,7 @@ class LoadedSuite:
         self._executions: dict[tuple[str, str], SampleExecution] = {}
         self._tickets: dict[tuple[str, str], int] = {}  # submitted to the sandbox, not collected
         self._first_parts: dict[tuple[str, str], int] = {}  # the same, of a sample in parts
-        self._parts = {t: parts_of(p) for t, p in self.problems.items()}
+        self._parts: dict[str, tuple[Part, ...]] = {}
         self._sandbox: Sandbox | None = None
         self.sandbox_settings = SandboxSettings(
             memory_mb=int(self.settings.get("memory_mb", 1024)),
@@ -164,7 +161,14 @@ class LoadedSuite:
     def in_parts(self, task_id: str) -> bool:
         """Whether the task's samples run in parts that stop at the first failed one (Python
         value-path problems only: a compiled language's driver runs a sample whole)."""
-        return len(self._parts[task_id]) > 1 and language_of(self.problems[task_id]) is None
+        return len(self.parts(task_id)) > 1 and language_of(self.problems[task_id]) is None
+
+    def parts(self, task_id: str) -> tuple[Part, ...]:
+        """The parts the task's samples run in (:mod:`harness.pipeline.sample_parts`)."""
+        parts = self._parts.get(task_id)
+        if parts is None:
+            parts = self._parts[task_id] = parts_of(self.problems[task_id])
+        return parts
 
     @property
     def sandbox(self) -> Sandbox:
@@ -178,7 +182,7 @@ class LoadedSuite:
             self.problems[key[0]],
             self.programs[key],
             coverage=bool(self.settings.get("coverage")),
-            part=None if part is None else self._parts[key[0]][part],
+            part=None if part is None else self.parts(key[0])[part],
         )
 
     def execution_parts(self, task_id: str, sample_id: str) -> Iterator[SampleExecution]:
@@ -192,7 +196,7 @@ class LoadedSuite:
         """
         key = (task_id, sample_id)
         first = self._first_parts.pop(key, None)
-        for index in range(len(self._parts[task_id])):
+        for index in range(len(self.parts(task_id))):
             if index == 0 and first is not None:
                 execution = self.sandbox.collect(first)
             else:

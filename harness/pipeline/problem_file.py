@@ -1,0 +1,123 @@
+"""A compiled suite's problems.jsonl, each problem parsed the first time it is asked for.
+
+Every process that judges a suite reads this file: each xdist worker, each worker of
+``evaluate(workers=N)``, and pytest's controller, which writes the rows. Parsed whole, HumanEval+'s
+(164 problems, 124,253 cases, 111 MB) costs each of them about 1.3 s of CPU before its first
+sample, and N workers parse it N times though each judges only its share of the problems.
+Here opening the file reads each line's suite and task id (the first two keys compile_suite
+writes) and where the line lies; a problem is parsed when it is first asked for, so N workers
+parse the file about once between them. A line that does not start that way is parsed whole
+at once, so any file of problems still reads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.gcpause import paused_gc
+from harness.records import Problem, problem_from_json
+
+# The start of a line as compile_suite writes it: {"suite": "...", "task_id": "...", ...
+_STRING = rb'"(?:[^"\\]|\\.)*"'
+_HEADER = re.compile(rb'\{"suite": (' + _STRING + rb'), "task_id": (' + _STRING + rb"), ")
+
+
+def _names(line: bytes) -> tuple[str, str] | None:
+    """The suite and task id at the start of ``line``, if it starts as compile_suite writes."""
+    header = _HEADER.match(line)
+    if header is None:
+        return None
+    try:
+        suite, task_id = json.loads(header[1]), json.loads(header[2])
+    except ValueError:
+        return None
+    return suite, task_id
+
+
+class ProblemFileError(ValueError):
+    """A line of the problems file is not a problem (names the file and the line)."""
+
+
+class ProblemFile(Mapping[str, Problem]):
+    """The problems of ``path`` by task id, in the file's order, each parsed on first use."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._spans: dict[str, tuple[int, int, int]] = {}  # task id -> offset, length, line
+        self._suites: dict[str, str] = {}
+        self._parsed: dict[str, Problem] = {}
+        self._lock = threading.Lock()
+        offset = 0
+        with open(path, "rb") as fh:
+            for number, line in enumerate(fh, 1):
+                names = _names(line)
+                if names is not None:
+                    suite, task_id = names
+                    self._spans.pop(task_id, None)  # a task id given twice: the last line wins
+                    self._spans[task_id] = (offset, len(line), number)
+                    self._suites[task_id] = suite
+                    self._parsed.pop(task_id, None)
+                elif line.strip():
+                    problem = self._parse(line, number)
+                    self._spans.pop(problem.task_id, None)
+                    self._spans[problem.task_id] = (offset, len(line), number)
+                    self._suites[problem.task_id] = problem.suite
+                    self._parsed[problem.task_id] = problem
+                offset += len(line)
+
+    def suite_of(self, task_id: str) -> str:
+        """The suite of ``task_id``'s problem, without parsing it (KeyError if not here)."""
+        return self._suites[task_id]
+
+    @property
+    def suites(self) -> Mapping[str, str]:
+        """Each task id's suite, in the file's order (nothing parsed)."""
+        return self._suites
+
+    def __getitem__(self, task_id: str) -> Problem:
+        problem = self._parsed.get(task_id)
+        if problem is not None:
+            return problem
+        offset, length, number = self._spans[task_id]
+        with self._lock:
+            problem = self._parsed.get(task_id)
+            if problem is None:
+                with open(self.path, "rb") as fh:
+                    fh.seek(offset)
+                    line = fh.read(length)
+                problem = self._parse(line, number)
+                if problem.task_id != task_id:  # the file was written again since it was opened
+                    raise ProblemFileError(
+                        f"{self.path}, line {number}: task_id is {problem.task_id!r}, expected "
+                        f"{task_id!r} (the file changed while it was in use)"
+                    )
+                self._parsed[task_id] = problem
+        return problem
+
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._spans
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def parsed_count(self) -> int:
+        """How many problems have been parsed so far (for tests and memory inspection)."""
+        return len(self._parsed)
+
+    def _parse(self, line: bytes, number: int) -> Problem:
+        try:
+            with paused_gc():  # a tree of fresh objects
+                data: Any = json.loads(line)
+                if type(data) is not dict:
+                    raise ValueError("not a JSON object")
+                return problem_from_json(data)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ProblemFileError(f"{self.path}, line {number}: not a problem: {exc}") from None
