@@ -10,10 +10,15 @@ quadratic. This scheduler implements xdist's scheduling protocol
 (``xdist.scheduler.protocol.Scheduling``):
 
 - a unit of work is one sample (every case of a sample runs on one worker); units are grouped
-  by module and handed out in collection order, whole modules where they fit in a share;
+  by module and handed out whole modules where they fit in a share, the costliest first (each
+  module's estimated seconds a sample, from the compiled suite's manifest: EvalPlus's costliest
+  samples take seconds, its cheapest milliseconds), else in collection order;
 - each worker's share is the work left divided by the workers, at most ``LOW_WATERMARK``
   items: a small run is spread over every worker from its first sample (a module larger than a
-  share is cut between samples), a large one keeps ``LOW_WATERMARK`` items of read-ahead;
+  share is cut between samples), a large one keeps ``LOW_WATERMARK`` items of read-ahead; with
+  costs, a share also holds at most a ``2 × workers``-th of the estimated seconds left (never
+  less than its items at the median sample's cost): the costly samples are spread over the
+  workers one or two at a time, the cheap ones fill in after them, and the workers end together;
 - while work is queued no worker is left with fewer than two items, and once the queue is
   empty every worker is told to shut down (it finishes what it holds): nothing waits;
 - index lookups through a dictionary; crashes re-queue the worker's unfinished items.
@@ -22,7 +27,7 @@ quadratic. This scheduler implements xdist's scheduling protocol
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 LOW_WATERMARK = 64  # pending items per worker on a large run: a few modules of read-ahead
@@ -33,9 +38,19 @@ class ModuleScheduling:
     """Distributes samples over xdist workers, whole modules where the shares allow."""
 
     def __init__(
-        self, config: Any, log: Any = None, numnodes: int | None = None, receiver: Any = None
+        self,
+        config: Any,
+        log: Any = None,
+        numnodes: int | None = None,
+        receiver: Any = None,
+        costs: Mapping[str, float] | None = None,
     ) -> None:
         self.config = config
+        # Estimated seconds a sample, by module file ("folder/test_x.py"); none: by count only.
+        self.costs = dict(costs or {})
+        self.item_costs: dict[int, float] = {}
+        self.typical_cost = 0.0  # the median item's estimated seconds
+        self.queued_cost = 0.0
         self.receiver = receiver  # plugin.batch.BatchReceiver: reports that come in batches
         if numnodes is None:
             from xdist.workermanage import parse_tx_spec_config
@@ -111,6 +126,8 @@ class ModuleScheduling:
             self.collection = list(next(iter(self.registered.values())))
             self.index = {nodeid: i for i, nodeid in enumerate(self.collection)}
             self._requeue(range(len(self.collection)))
+            costs = sorted(self.item_costs.values())
+            self.typical_cost = costs[len(costs) // 2] if costs else 0.0
         self._fill(self.nodes)
 
     def mark_test_complete(self, node: Any, item_index: Any, duration: float = 0) -> None:
@@ -139,11 +156,24 @@ class ModuleScheduling:
             path, _, name = self.collection[i].partition("::")
             modules.setdefault(path, {}).setdefault(_sample_key(name), []).append(i)
         queued = [deque(units.values()) for units in modules.values()]
+        if self.costs:
+            costs = [self._module_cost(path, units.values()) for path, units in modules.items()]
+            if not first:  # the costliest first (a stable sort: ties in collection order)
+                queued = [queued[i] for i in sorted(range(len(queued)), key=lambda i: -costs[i])]
         if first:
             self.queue.extendleft(reversed(queued))
         else:
             self.queue.extend(queued)
         self.queued += len(indices)
+        self.queued_cost += sum(self.item_costs.get(i, 0.0) for i in indices)
+
+    def _module_cost(self, path: str, units: Any) -> float:
+        """A module's estimated seconds a sample, each of its items' share noted."""
+        cost = self.costs.get("/".join(path.replace("\\", "/").split("/")[-2:]), 0.0)
+        for unit in units:
+            for i in unit:
+                self.item_costs[i] = cost / len(unit)
+        return cost
 
     def _share(self) -> int:
         """Items a worker should hold: the outstanding work split evenly, at most the
@@ -152,12 +182,28 @@ class ModuleScheduling:
         outstanding = self.queued + sum(len(self.pending[n]) for n in active)
         return min(LOW_WATERMARK, max(1, outstanding // max(1, len(active))))
 
+    def _cost_room(self, node: Any) -> float:
+        """Estimated seconds ``node`` may still be sent: a ``2 × workers``-th of the seconds
+        left, or its share of items at the typical (median) sample's cost if that is more,
+        less what it holds (unbounded without costs)."""
+        if not self.costs:
+            return float("inf")
+        active = [n for n in self.pending if not n.shutting_down]
+        held = {n: sum(self.item_costs.get(i, 0.0) for i in self.pending[n]) for n in active}
+        outstanding = self.queued_cost + sum(held.values())
+        if outstanding <= 0:  # only samples of unknown cost left: by count alone
+            return float("inf")
+        # A share of the typical sample's cost is never held back: only costly samples are.
+        room = max(outstanding / (2 * max(1, len(active))), self._share() * self.typical_cost)
+        return room - held.get(node, 0.0)
+
     def _fill(self, nodes: Sequence[Any]) -> None:
         """Top ``nodes`` up to their share, make sure none is left waiting, and shut every
         worker down once nothing is queued."""
         for node in sorted(nodes, key=lambda n: len(self.pending[n])):
             if not node.shutting_down:
-                self._send(node, self._take(self._share() - len(self.pending[node])))
+                budget = self._share() - len(self.pending[node])
+                self._send(node, self._take(budget, seconds=self._cost_room(node)))
         # A worker with one item runs it only once it knows what follows: while work is queued
         # each gets a second sample (a share rounded down may have left it one).
         for node in sorted(nodes, key=lambda n: len(self.pending[n])):
@@ -170,28 +216,37 @@ class ModuleScheduling:
                 if not node.shutting_down:
                     node.shutdown()  # it finishes what it holds, then stops
 
-    def _take(self, budget: int, whole: bool = True) -> list[int]:
-        """Up to ``budget`` items from the front of the queue, at least one sample: whole
-        modules while they fit (``whole=False``: single samples), then the next module cut
-        between samples (a worker reads ahead from what it holds, not by module)."""
+    def _take(self, budget: int, whole: bool = True, seconds: float = float("inf")) -> list[int]:
+        """Up to ``budget`` items and ``seconds`` of estimated work from the front of the
+        queue, at least one sample if both allow any: whole modules while they fit (``whole=False``: single
+        samples), then the next module cut between samples (a worker reads ahead from what it
+        holds, not by module)."""
         taken: list[int] = []
-        while self.queue and budget > 0:
+        cost = self.item_costs.get
+        while self.queue and budget > 0 and seconds > 0:
             module = self.queue[0]
             size = sum(len(unit) for unit in module)
-            if whole and size <= budget:
+            module_s = sum(cost(i, 0.0) for unit in module for i in unit) if self.costs else 0.0
+            if whole and size <= budget and module_s <= seconds:
                 self.queue.popleft()
                 for unit in module:
                     taken += unit
                 budget -= size
+                seconds -= module_s
                 continue
-            while module and (len(module[0]) <= budget or not taken):
+            while module:
+                unit_s = sum(cost(i, 0.0) for i in module[0])
+                if taken and (len(module[0]) > budget or unit_s > seconds):
+                    break
                 unit = module.popleft()
                 taken += unit
                 budget -= len(unit)
+                seconds -= unit_s
             if not module:
                 self.queue.popleft()
             break
         self.queued -= len(taken)
+        self.queued_cost -= sum(cost(i, 0.0) for i in taken)
         return taken
 
     def _send(self, node: Any, indices: list[int]) -> None:

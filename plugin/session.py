@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest
+from harness.pipeline.compile import PROBLEMS_FILE, SAMPLE_COSTS, SAMPLES_FILE, load_manifest
 from harness.pipeline.problem_file import ProblemFile
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, summarize
 from harness.records import Problem, Sample
@@ -188,7 +188,8 @@ class EvalSession:
             from plugin.batch import BatchReceiver
             from plugin.scheduler import ModuleScheduling
 
-            return ModuleScheduling(config, log, receiver=BatchReceiver(config))
+            costs = load_manifest(self.root).get(SAMPLE_COSTS)  # absent in older suites
+            return ModuleScheduling(config, log, receiver=BatchReceiver(config), costs=costs)
         return None
 
     # -- gathering verdicts ---------------------------------------------------------------------

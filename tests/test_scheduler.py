@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -154,3 +155,91 @@ def test_a_crashed_worker_reports_its_item_and_requeues_the_rest() -> None:
     ran = run(sched, [nodes[1], replacement])
     done = sorted(i for r in ran.values() for i in r)
     assert done == [i for i in range(30) if i != first]
+
+
+def run_timed(
+    sched: ModuleScheduling, nodes: list[Worker], seconds: dict[int, float]
+) -> dict[str, float]:
+    """Run with each item taking its ``seconds``, the worker that is free first going next;
+    returns when each worker ended."""
+    clock = {n.name: 0.0 for n in nodes}
+    while ready := [n for n in nodes if n.can_run()]:
+        node = min(ready, key=lambda n: clock[n.name])
+        index = node.queue.pop(0)
+        clock[node.name] += seconds[index]
+        sched.mark_test_complete(node, index)
+    assert sched.tests_finished
+    return clock
+
+
+def test_costly_samples_go_first_and_the_workers_end_together() -> None:
+    # HumanEval+ with one sample a problem: three samples take seconds, the rest milliseconds,
+    # and the costly ones come last in collection order.
+    ids = collection([1] * 164)
+    seconds = {i: 3.5 if i >= 161 else 0.1 for i in range(164)}
+    costs = {ids[i].partition("::")[0]: s for i, s in seconds.items()}
+    sched = ModuleScheduling(config=None, numnodes=2, costs=costs)
+    nodes = [Worker("gw0"), Worker("gw1")]
+    for node in nodes:
+        sched.add_node(node)
+        sched.add_node_collection(node, ids)
+    sched.schedule()
+    firsts = sorted(node.queue[0] for node in nodes)
+    assert firsts == [161, 162]  # the costliest first, one on each worker
+    ends = run_timed(sched, nodes, seconds)
+    assert abs(ends["gw0"] - ends["gw1"]) <= 0.1 + 1e-9
+    # By count alone (an older suite's manifest has no costs) they end seconds apart.
+    blind, blind_nodes = start(ids, 2)
+    ends = run_timed(blind, blind_nodes, seconds)
+    assert abs(ends["gw0"] - ends["gw1"]) >= 3.0
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sizes=st.lists(st.integers(0, 40), min_size=1, max_size=10),
+    workers=st.integers(1, 6),
+    cases=st.sampled_from([1, 3]),
+    data=st.data(),
+)
+def test_with_costs_every_item_still_runs_once_and_nothing_waits(
+    sizes: list[int], workers: int, cases: int, data: st.DataObject
+) -> None:
+    ids = collection(sizes, cases)
+    modules = sorted({nodeid.partition("::")[0] for nodeid in ids})
+    # Some modules without a cost (a suite compiled before costs were written): zero.
+    costs = {m: data.draw(st.floats(0.0, 5.0)) for m in modules if data.draw(st.booleans())}
+    sched = ModuleScheduling(config=None, numnodes=workers, costs=costs)
+    nodes = [Worker(f"gw{i}") for i in range(workers)]
+    for node in nodes:
+        sched.add_node(node)
+        sched.add_node_collection(node, ids)
+    sched.schedule()
+    assert sum(bool(n.queue) for n in nodes) == min(workers, sum(sizes))
+    ran = run(sched, nodes, random.Random(data.draw(st.integers(0, 2**16))))
+    assert sorted(i for indices in ran.values() for i in indices) == list(range(len(ids)))
+    assert sched.tests_finished and not sched.has_pending
+    assert sched.queued == 0 and abs(sched.queued_cost) < 1e-6
+
+
+def test_the_compiled_suite_gives_each_module_its_cost(tmp_path: Path) -> None:
+    # What the session hands the scheduler: each module's estimated seconds a sample, by the
+    # module's folder and file (the end of its node id), costlier for a problem of more cases.
+    from harness.evaluate import evaluate
+    from harness.pipeline.compile import SAMPLE_COSTS, load_manifest
+    from harness.records import CheckCase, Problem, Sample
+
+    def problem(task_id: str, cases: int) -> Problem:
+        checks = tuple(
+            CheckCase(f"c{i}", f"assert candidate({i}) == {i}", "compare", calls=(f"f({i})",))
+            for i in range(cases)
+        )
+        return Problem("s", task_id, "def f(n):\n", "f", checks, "    return n\n")
+
+    program = "def f(n):\n    return n\n"
+    problems = [problem("T/0", 1), problem("T/1", 300)]
+    evaluate(problems, [Sample(p.task_id, program, "s0") for p in problems], out_dir=tmp_path)
+    root = tmp_path / "suite"
+    costs = load_manifest(root)[SAMPLE_COSTS]
+    assert sorted(costs) == ["s/test_T_0.py", "s/test_T_1.py"]
+    assert all((root / module).is_file() for module in costs)
+    assert costs["s/test_T_1.py"] > costs["s/test_T_0.py"] > 0

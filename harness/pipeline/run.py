@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.pipeline.compile import sample_cost
 from harness.pipeline.judge import judge_suite
 from harness.pipeline.prepare import RunSettings, prepare_suite, unique_ids
 from harness.pipeline.results import summarize
@@ -77,20 +78,6 @@ def evaluate_local(
     order = {key: i for i, key in enumerate(keys)}
     rows.sort(key=lambda r: order.get((r["task_id"], r["sample_id"]), len(order)))
     return rows
-
-
-# What judging a sample costs beside its checks' own work: a fork from the warm server, and
-# the encoding, sending and judging of each case's values (measured: about 3 ms and 30 us).
-_SAMPLE_OVERHEAD_S = 0.003
-_CASE_OVERHEAD_S = 0.00003
-
-
-def sample_cost(problem: Problem) -> float:
-    """Estimated seconds to judge one sample of ``problem``: the reference's measured time per
-    case where calibration measured it, plus the harness's own overhead."""
-    durations = problem.metadata.get("reference_durations") or {}
-    work = sum(float(seconds) for seconds in durations.values())
-    return _SAMPLE_OVERHEAD_S + _CASE_OVERHEAD_S * len(problem.cases) + work
 
 
 def check_row_extras(
