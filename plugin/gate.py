@@ -169,6 +169,9 @@ def _prompts(config: pytest.Config) -> dict[str, str]:
     """Each problem's prompt, for the history (a value-based trainer learns from them)."""
     session = config.pluginmanager.get_plugin("codeeval-session")
     problems = getattr(session, "problems", None) or {}
+    prompt_of = getattr(problems, "prompt_of", None)  # read without parsing each problem
+    if prompt_of is not None:
+        return {str(task): str(prompt_of(task)) for task in problems}
     return {str(task): str(getattr(p, "prompt", "")) for task, p in problems.items()}
 
 

@@ -115,3 +115,58 @@ def test_a_process_judging_some_problems_parses_only_those(tmp_path: Path) -> No
     compiled = fresh.problems["T/3"]  # with its calibrated time limits
     assert (compiled.task_id, len(compiled.cases)) == ("T/3", 3)
     assert problem_from_json(to_json(compiled)) == compiled
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(problems, max_size=5, unique_by=lambda p: p.task_id))
+def test_prompts_are_read_without_parsing_the_problems(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[Problem]
+) -> None:
+    path = tmp_path_factory.mktemp("suite") / "problems.jsonl"
+    _write(path, rows)
+    loaded = ProblemFile(path)
+    assert {t: loaded.prompt_of(t) for t in loaded} == {p.task_id: p.prompt for p in rows}
+    assert loaded.parsed_count() == 0
+
+
+PROBLEM = {
+    "task_id": "toy/add",
+    "prompt": 'def add(a, b):\n    """Return a + b."""\n',
+    "entry_point": "add",
+    "canonical_solution": "    return a + b\n",
+    "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
+}
+
+
+class _Controller:
+    """What pytest's controller parsed of the compiled problems by the end of its session."""
+
+    parsed: int | None = None
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        session = config.pluginmanager.get_plugin("codeeval-session")
+        self.parsed = session.problems.parsed_count()
+
+
+def test_the_controller_writes_rows_history_and_report_without_parsing_problems(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    history = pytester.path / "history.sqlite"
+    monkeypatch.setenv("CODEEVAL_HISTORY", str(history))
+    suite = pytester.path / "problems.jsonl"
+    suite.write_text(json.dumps(PROBLEM) + "\n")
+    samples = pytester.path / "samples.jsonl"
+    samples.write_text(
+        json.dumps({"task_id": "toy/add", "completion": "    return a + b\n"}) + "\n"
+    )
+    probe = _Controller()
+    result = pytester.inline_run(
+        "--llm-eval", f"jsonl:{suite}", "--llm-samples", str(samples),
+        "--llm-out", str(pytester.path / "out"), "-n", "0", plugins=[probe],
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK
+    assert probe.parsed == 0  # rows came built from the item; suites and prompts from headers
+    with sqlite3.connect(history) as con:
+        assert con.execute("SELECT prompt FROM samples").fetchall() == [(PROBLEM["prompt"],)]

@@ -22,13 +22,23 @@ from typing import Any
 from harness.gcpause import paused_gc
 from harness.records import Problem, problem_from_json
 
-# The start of a line as compile_suite writes it: {"suite": "...", "task_id": "...", ...
+# The start of a line as compile_suite writes it: {"suite": "...", "task_id": "...",
+# "prompt": "...", ... (the prompt kept as JSON text: the history wants every problem's).
 _STRING = rb'"(?:[^"\\]|\\.)*"'
-_HEADER = re.compile(rb'\{"suite": (' + _STRING + rb'), "task_id": (' + _STRING + rb"), ")
+_HEADER = re.compile(
+    rb'\{"suite": ('
+    + _STRING
+    + rb'), "task_id": ('
+    + _STRING
+    + rb'), (?:"prompt": ('
+    + _STRING
+    + rb"), )?"
+)
 
 
-def _names(line: bytes) -> tuple[str, str] | None:
-    """The suite and task id at the start of ``line``, if it starts as compile_suite writes."""
+def _names(line: bytes) -> tuple[str, str, bytes | None] | None:
+    """The suite, task id and prompt (as JSON text, if there) at the start of ``line``, if it
+    starts as compile_suite writes."""
     header = _HEADER.match(line)
     if header is None:
         return None
@@ -36,7 +46,7 @@ def _names(line: bytes) -> tuple[str, str] | None:
         suite, task_id = json.loads(header[1]), json.loads(header[2])
     except ValueError:
         return None
-    return suite, task_id
+    return suite, task_id, header[3]
 
 
 class ProblemFileError(ValueError):
@@ -50,6 +60,7 @@ class ProblemFile(Mapping[str, Problem]):
         self.path = path
         self._spans: dict[str, tuple[int, int, int]] = {}  # task id -> offset, length, line
         self._suites: dict[str, str] = {}
+        self._prompts: dict[str, bytes] = {}  # JSON text, decoded when asked for
         self._parsed: dict[str, Problem] = {}
         self._lock = threading.Lock()
         offset = 0
@@ -57,11 +68,14 @@ class ProblemFile(Mapping[str, Problem]):
             for number, line in enumerate(fh, 1):
                 names = _names(line)
                 if names is not None:
-                    suite, task_id = names
+                    suite, task_id, prompt = names
                     self._spans.pop(task_id, None)  # a task id given twice: the last line wins
                     self._spans[task_id] = (offset, len(line), number)
                     self._suites[task_id] = suite
                     self._parsed.pop(task_id, None)
+                    self._prompts.pop(task_id, None)
+                    if prompt is not None:
+                        self._prompts[task_id] = prompt
                 elif line.strip():
                     problem = self._parse(line, number)
                     self._spans.pop(problem.task_id, None)
@@ -73,6 +87,19 @@ class ProblemFile(Mapping[str, Problem]):
     def suite_of(self, task_id: str) -> str:
         """The suite of ``task_id``'s problem, without parsing it (KeyError if not here)."""
         return self._suites[task_id]
+
+    def prompt_of(self, task_id: str) -> str:
+        """The prompt of ``task_id``'s problem, parsing the problem only if its line does not
+        start with it (KeyError if not here)."""
+        raw = self._prompts.get(task_id)
+        if raw is not None and task_id not in self._parsed:
+            try:
+                prompt = json.loads(raw)
+            except ValueError:
+                prompt = None
+            if type(prompt) is str:
+                return prompt
+        return self[task_id].prompt
 
     @property
     def suites(self) -> Mapping[str, str]:
