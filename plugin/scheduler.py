@@ -218,9 +218,9 @@ class ModuleScheduling:
 
     def _take(self, budget: int, whole: bool = True, seconds: float = float("inf")) -> list[int]:
         """Up to ``budget`` items and ``seconds`` of estimated work from the front of the
-        queue, at least one sample if both allow any: whole modules while they fit (``whole=False``: single
-        samples), then the next module cut between samples (a worker reads ahead from what it
-        holds, not by module)."""
+        queue, at least one sample if both allow any: whole modules while they fit
+        (``whole=False``: single samples), then the next module cut between samples (a worker
+        reads ahead from what it holds, not by module)."""
         taken: list[int] = []
         cost = self.item_costs.get
         while self.queue and budget > 0 and seconds > 0:

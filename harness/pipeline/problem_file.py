@@ -4,7 +4,7 @@ Every process that judges a suite reads this file: each xdist worker, each worke
 ``evaluate(workers=N)``, and pytest's controller, which writes the rows. Parsed whole, HumanEval+'s
 (164 problems, 124,253 cases, 111 MB) costs each of them about 1.3 s of CPU before its first
 sample, and N workers parse it N times though each judges only its share of the problems.
-Here opening the file reads each line's suite and task id (the first two keys compile_suite
+Here opening the file reads each line's suite, task id and prompt (the first keys compile_suite
 writes) and where the line lies; a problem is parsed when it is first asked for, so N workers
 parse the file about once between them. A line that does not start that way is parsed whole
 at once, so any file of problems still reads.
@@ -66,23 +66,23 @@ class ProblemFile(Mapping[str, Problem]):
         offset = 0
         with open(path, "rb") as fh:
             for number, line in enumerate(fh, 1):
+                start, offset = offset, offset + len(line)
                 names = _names(line)
-                if names is not None:
-                    suite, task_id, prompt = names
-                    self._spans.pop(task_id, None)  # a task id given twice: the last line wins
-                    self._spans[task_id] = (offset, len(line), number)
-                    self._suites[task_id] = suite
-                    self._parsed.pop(task_id, None)
-                    self._prompts.pop(task_id, None)
-                    if prompt is not None:
-                        self._prompts[task_id] = prompt
-                elif line.strip():
-                    problem = self._parse(line, number)
-                    self._spans.pop(problem.task_id, None)
-                    self._spans[problem.task_id] = (offset, len(line), number)
-                    self._suites[problem.task_id] = problem.suite
-                    self._parsed[problem.task_id] = problem
-                offset += len(line)
+                problem = None
+                if names is None:
+                    if not line.strip():
+                        continue
+                    problem = self._parse(line, number)  # not as compile_suite writes: now
+                    names = (problem.suite, problem.task_id, None)
+                suite, task_id, prompt = names
+                for known in (self._spans, self._prompts, self._parsed):
+                    known.pop(task_id, None)  # a task id given twice: the last line wins
+                self._spans[task_id] = (start, len(line), number)
+                self._suites[task_id] = suite
+                if prompt is not None:
+                    self._prompts[task_id] = prompt
+                if problem is not None:
+                    self._parsed[task_id] = problem
 
     def suite_of(self, task_id: str) -> str:
         """The suite of ``task_id``'s problem, without parsing it (KeyError if not here)."""
