@@ -611,6 +611,20 @@ def test_the_browser_check_catches_broken_pages(tmp_path: Path) -> None:
         ({"status": "failed", "message": "TypeError: unsupported operand"}, "TypeError"),
         ({"status": "failed", "message": "json.decoder.JSONDecodeError: x"}, "JSONDecodeError"),
         ({"status": "failed", "message": "the child exited with status 3"}, "other failure"),
+        ({"status": "failed", "message": "Failed: expected True, got False"}, "wrong answer"),
+        (
+            {"status": "failed", "message": "Failed: not within atol=1e-06: expected 0.5, got 6"},
+            "wrong answer",
+        ),
+        (
+            {"status": "failed", "message": "Failed: candidate raised IndexError: list index"},
+            "IndexError",
+        ),
+        ({"status": "failed", "message": "candidate raised numpy.AxisError: 2"}, "AxisError"),
+        (
+            {"status": "failed", "message": "Failed: check failed inside the sandbox"},
+            "other failure",
+        ),
         ({"status": "error", "message": "sandbox could not start"}, "error"),
     ],
 )
@@ -618,3 +632,29 @@ def test_failure_kinds(case: dict[str, str], kind: str) -> None:
     from harness.report.pages import failure_kind
 
     assert failure_kind(case) == kind
+
+
+def test_cases_not_run_are_counted_apart_from_failures(tmp_path: Path) -> None:
+    """A sample stopped at its first failure (EvalPlus's default) leaves its later cases not
+    run: the report counts them as such, not as hundreds of thousands of failures, and the
+    failure kinds hold the judged failures alone."""
+    from harness.pipeline.sample_parts import NOT_RUN
+    from harness.report.pages import failure_kinds
+
+    out = write_run(tmp_path / "a", {"HumanEval/0": ["failed", "passed"]})
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    rows[0]["cases"] = [  # parts judged out of order: the unrun cases may come first
+        *({"case_id": f"c{i}", "status": "failed", "message": NOT_RUN} for i in range(2, 40)),
+        {"case_id": "c40", "status": "timeout", "message": "not run: the case before it timed out"},
+        {"case_id": "c0", "status": "failed", "message": "Failed: expected 3, got 4"},
+        {"case_id": "c1", "status": "failed", "message": "Failed: candidate raised KeyError: 'x'"},
+    ]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = load_out_dir(out)
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", failure_kinds(run))).split())
+    assert "not run 39" in words and "failed 2" in words
+    assert "39 case(s) were not run" in words
+    assert "wrong answer 1" in words and "KeyError 1" in words
+    assert "other failure" not in words and "not run: an earlier" not in words
+    page = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", report_page(run))).split())
+    assert "HumanEval/0 1/2 failed: Failed: expected 3, got 4" in page  # its first failure

@@ -14,7 +14,7 @@ from harness import gate
 from harness.history import History
 from harness.pipeline.results import breakdown, row_language, suite_language
 from harness.report.plus import plus_section
-from harness.report.rundata import RunData, has_pass_at
+from harness.report.rundata import RunData, has_pass_at, not_run
 
 STATUSES = ("passed", "failed", "timeout", "error")
 
@@ -38,7 +38,13 @@ def _first_line(text: Any, width: int = 120) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-_EXCEPTION = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))\b")
+_EXCEPTION = re.compile(
+    r"^(?:E\s+|candidate raised )?([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))\b"
+)
+
+# an assert's line, or a judge's comparison (harness.oracles: "expected 3, got 4", "not within
+# atol=1e-06: expected 0.5, got 6.5")
+_WRONG_ANSWER = re.compile(r"assert |AssertionError|(?:not within [^:]*: )?expected ")
 
 
 def failure_kind(case: Mapping[str, Any]) -> str:
@@ -47,12 +53,27 @@ def failure_kind(case: Mapping[str, Any]) -> str:
     if status in ("timeout", "error", "skipped"):
         return status
     message = str(case.get("message") or "").strip()
+    message = message.removeprefix("Failed: ")  # pytest.fail's line: a verdict of the judge
     found = _EXCEPTION.match(message)
     if found and found.group(1) != "AssertionError":
         return found.group(1).rsplit(".", 1)[-1]
-    if message.startswith(("assert ", "AssertionError")):
+    if _WRONG_ANSWER.match(message):
         return "wrong answer"
     return "other failure"
+
+
+NOT_RUN_STATUS = "not run"  # the case status the report shows for rundata.not_run's cases
+
+
+def _classified(case: Mapping[str, Any]) -> tuple[str, str, str]:
+    """``(status shown, failure kind, first line of the message)`` of a case; the kind and
+    the line are empty for a case that passed or was not run."""
+    status = str(case.get("status"))
+    if status == "passed":
+        return status, "", ""
+    if not_run(case):
+        return NOT_RUN_STATUS, "", ""
+    return status, failure_kind(case), _first_line(case.get("message")) or f"({status})"
 
 
 def run_overview(run: RunData) -> str:
@@ -134,16 +155,26 @@ def failure_kinds(run: RunData) -> str:
     messages: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
     weaker = 0
+    # EvalPlus's rows hold hundreds of thousands of cases but few distinct messages: each
+    # (status, message) is classified once.
+    seen: dict[tuple[str, str], tuple[str, str, str]] = {}
     for row in run.rows:
         counts.setdefault(str(row.get("suite", "")), Counter())[str(row.get("status"))] += 1
         if row.get("status") == "error":
             error_kinds[str(row.get("error_kind") or "unknown")] += 1
         for case in row.get("cases") or []:
-            case_status[str(case.get("status"))] += 1
             weaker += 1 if case.get("weaker") else 0
-            if case.get("status") != "passed":
-                kinds[failure_kind(case)] += 1
-                messages[_first_line(case.get("message")) or f"({case.get('status')})"] += 1
+            status = str(case.get("status"))
+            message = case.get("message") or ""
+            key = (status, message if isinstance(message, str) else str(message))
+            found = seen.get(key)
+            if found is None:
+                found = seen[key] = _classified(case)
+            shown_status, kind, first_line = found
+            case_status[shown_status] += 1
+            if kind:
+                kinds[kind] += 1
+                messages[first_line] += 1
     parts = []
     if counts:
         parts.append(h.image(plots.status_bars(counts), "sample verdicts per suite"))
@@ -157,6 +188,16 @@ def failure_kinds(run: RunData) -> str:
         parts.append(h.table(["error kind", "samples"], error_kinds.most_common()))
     if case_status:
         parts.append(h.table(["case status", "cases"], case_status.most_common()))
+        if case_status.get(NOT_RUN_STATUS):
+            parts.append(
+                h.paragraph(
+                    f"{case_status[NOT_RUN_STATUS]} case(s) were not run: their sample's verdict "
+                    "was already known (an earlier case failed or timed out, and only the "
+                    "verdict was asked for; --llm-every-case runs them). They are left out of "
+                    "the failure kinds below.",
+                    "muted",
+                )
+            )
         parts.append(
             h.paragraph(
                 f"{weaker} case(s) are weaker: their verdict came from a process that ran "
@@ -261,7 +302,8 @@ def _not_passing(rows: Sequence[Mapping[str, Any]], results: Mapping[str, Any]) 
         task = str(row["task_id"])
         if row.get("status") == "passed" or task in first:
             continue
-        bad = [c for c in row.get("cases") or [] if c.get("status") != "passed"]
+        cases = row.get("cases") or []
+        bad = [c for c in cases if c.get("status") != "passed" and not not_run(c)]
         why = _first_line(bad[0].get("message")) if bad else ""
         first[task] = f"{row.get('status')}: {why}" if why else str(row.get("status"))
     table = []

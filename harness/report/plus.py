@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import harness.report.html as h
-from harness.report.rundata import RunData
+from harness.report.rundata import RunData, not_run
 
 
 def plus_section(run: RunData) -> str | None:
@@ -85,7 +85,7 @@ def _suite_table(rows: Sequence[Mapping[str, Any]], entry: Mapping[str, Any]) ->
 
 def _first_plus_failure(row: Mapping[str, Any]) -> str:
     for case in row.get("cases") or []:
-        if case.get("plus") and case.get("status") != "passed":
+        if case.get("plus") and case.get("status") != "passed" and not not_run(case):
             message = str(case.get("message") or case.get("status") or "").strip()
             line = message.splitlines()[0] if message else ""
             return line[:160]

@@ -7,12 +7,25 @@ Every problem with a file is a :class:`RunFileError` whose message names the fil
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.history import History
 from harness.jsonlines import read_objects
+
+# A case left unrun once its sample's verdict was known ("not run: an earlier case failed",
+# "not run: the case before it timed out"): neither a failure of its own nor a kind of one.
+_NOT_RUN = re.compile(r"(?:Failed: )?not run\b")
+
+
+def not_run(case: Mapping[str, Any]) -> bool:
+    """Whether a row's case was left unrun (its sample stopped at an earlier failure)."""
+    return case.get("status") != "passed" and bool(
+        _NOT_RUN.match(str(case.get("message") or "").lstrip())
+    )
 
 
 class RunFileError(ValueError):
