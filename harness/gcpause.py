@@ -7,10 +7,15 @@ cycles, so reference counting alone frees them. The pause only defers the traver
 block made to the next collection: it pays where nothing else traverses it again (a judging
 worker freezes its suite right after loading it, harness.pipeline.worker) or where the block's
 objects are gone before that collection (a decoded value, judged and dropped).
+
+At exit the interpreter collects several times over everything still held; a process that
+judged a large suite spends a second or more there, and its caller (pytest's controller,
+waiting for each xdist worker to end) waits with it. :func:`no_collection_at_exit` skips that.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,3 +35,20 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+_at_exit = False
+
+
+def no_collection_at_exit() -> None:
+    """Freeze every object when the process exits (an atexit hook, registered once).
+
+    The interpreter's last collections then traverse nothing: what the process holds is freed
+    by reference counting as its modules are torn down, and a cycle left at exit is left to
+    the operating system, as it is after ``os._exit``. Only at exit: an in-process caller (a
+    trainer) keeps its collector as it was until then.
+    """
+    global _at_exit
+    if not _at_exit:
+        _at_exit = True
+        atexit.register(gc.freeze)

@@ -63,3 +63,45 @@ def test_pauses_in_threads_end_with_the_collector_on() -> None:
     for thread in threads:
         thread.join()
     assert gc.isenabled()
+
+
+_EXIT_SCRIPT = """
+import gc, sys
+from harness.gcpause import no_collection_at_exit
+
+
+class Cycle:
+    def __del__(self):
+        print("collected at exit", flush=True)
+
+
+if sys.argv[1] == "skip":
+    no_collection_at_exit()
+    no_collection_at_exit()  # registered once, however often asked
+cycle = Cycle()
+cycle.me = cycle
+del cycle  # garbage only a collection finds: the interpreter's passes at exit do
+print("ok", flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", ["skip", "default"])
+def test_no_collection_at_exit_skips_the_interpreters_last_passes(mode: str) -> None:
+    """A process that asks for it ends without traversing what it holds (a worker of a large
+    suite spent a second there while pytest's controller waited); one that does not still
+    collects its cycles at exit, which shows the script would see a collection."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_SCRIPT, mode],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert "ok" in done.stdout
+    assert ("collected at exit" in done.stdout) is (mode == "default")

@@ -25,6 +25,8 @@ import weakref
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.gcpause import no_collection_at_exit
+
 DONE = '{"done": true}'
 SLOT_ENV = "CODEEVAL_POOL_SLOT"
 SLOT = struct.Struct("<q")
@@ -91,6 +93,7 @@ def main() -> None:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # prints of check code and libraries go to stderr, never to the answers
     sys.stdout = sys.stderr
+    no_collection_at_exit()  # its suite's problems and its imports: nothing left to collect
     serve(sys.stdin, answers, _slot())
 
 
