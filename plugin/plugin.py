@@ -159,6 +159,12 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args[:] = [suite_dir]
             _collect_generated_modules(config)
             _no_final_gc(config)
+            # The interpreter's passes at exit took a worker of HumanEval+ a second or more
+            # while the controller waited. Workers only: the controller may hold a model
+            # whose native objects report leaks when their cycles are left at exit.
+            from harness.gcpause import no_collection_at_exit
+
+            no_collection_at_exit()
             _drop_authoring_plugins(config)
             start_worker(config)  # sample reports in batches, when the controller says so
         return
@@ -186,18 +192,12 @@ def _drop_authoring_plugins(config: pytest.Config) -> None:
 
 
 def _no_final_gc(config: pytest.Config) -> None:
-    """No garbage collection when the session ends (pytest's default is five), nor when the
-    process exits (the interpreter's own passes, harness.gcpause.no_collection_at_exit).
+    """No garbage collection when the session ends (pytest's default is five).
 
     pytest collects at exit to surface unraisable exceptions of the tests; after a benchmark
     run the heap holds every report and row (0.3 s a collection for 8200 samples), and
-    generated tests create no objects with finalizers. pytester sets the same key. The
-    interpreter's passes at exit took an xdist worker of HumanEval+ a second or more, and the
-    controller waits for every worker to end.
+    generated tests create no objects with finalizers. pytester sets the same key.
     """
-    from harness.gcpause import no_collection_at_exit
-
-    no_collection_at_exit()
     try:
         from _pytest.unraisableexception import gc_collect_iterations_key
     except ImportError:  # pragma: no cover - a pytest without it collects as it likes
