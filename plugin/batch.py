@@ -176,18 +176,37 @@ class LeanReporting:
 
     def _write(self, reports: list[pytest.TestReport]) -> None:
         """TerminalReporter.pytest_runtest_logreport for call reports without -v, flushed
-        once for the batch."""
+        once for the batch.
+
+        Letters of one colour are written a run at a time, and pytest's check for the
+        progress column (which measures the whole line again) is asked only where a letter
+        may reach it: per letter, both were most of the controller's work for a sample.
+        """
         tr = self.terminal
+        tw = tr._tw
         tr._tests_ran = True
+        screen = getattr(tr, "_screen_width", tw.fullwidth)
+        near_edge = screen - 1 - _widest_progress(tr)  # a line this wide may be past it
+        width = tw.width_of_current_line
+        run, run_markup = "", None
         for report in reports:
             category, letter, word, markup = self._status(report)
             tr._add_stats(category, [report])
             if not letter and not word:
                 continue
             tr._progress_nodeids_reported.add(report.nodeid)
-            tr._tw.write(letter, **markup)
-            if tr._show_progress_info and not tr._is_last_item:
+            if markup != run_markup and run:
+                tw.write(run, **run_markup)
+                run = ""
+            run, run_markup = run + letter, markup
+            width += len(letter) if letter.isascii() else near_edge
+            if width >= near_edge and tr._show_progress_info and not tr._is_last_item:
+                tw.write(run, **run_markup)
+                run = ""
                 tr._write_progress_information_if_past_edge()
+                width = tw.width_of_current_line
+        if run:
+            tw.write(run, **run_markup)
         tr.flush()
 
     def _status(self, report: pytest.TestReport) -> tuple[str, str, str, dict[str, bool]]:
@@ -212,6 +231,13 @@ class LeanReporting:
         if self.statuses is not None:
             self.statuses[key] = status
         return status
+
+
+def _widest_progress(reporter: Any) -> int:
+    """The most columns pytest's progress information may take at a line's end (its
+    percentage, count or times)."""
+    collected = getattr(getattr(reporter, "_session", None), "testscollected", 0) or 0
+    return max(len(" [100%]"), len(" 99h 59m"), len(f" [{collected}/{collected}]"))
 
 
 # What LeanReporting uses of pytest's terminal reporter (pytest 8 and 9).

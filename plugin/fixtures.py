@@ -44,14 +44,18 @@ def pytest_pycollect_makemodule(module_path: Path, parent: Any) -> Any:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, Any]:
     """A sample item's verdicts ride on its call report only (the teardown report would
-    carry them again: under xdist every report is serialized to the controller), and so does
-    its row, built where it was judged (``ROW_ATTR``: ``[task id, sample id, JSON text]``)."""
+    carry them again: under xdist every report is serialized to the controller). Once it was
+    judged they ride as its row alone, built where it was judged (``ROW_ATTR``: ``[task id,
+    sample id, JSON text]``): the same verdicts kept as properties too would be encoded by
+    the worker and decoded by the controller a second time. A sample that failed before it
+    was judged keeps its properties (the controller names it from them)."""
     report = yield
     if call.when == "call" and getattr(item, "sample_id", None) is not None:
         item.user_properties[:] = [p for p in item.user_properties if p[0] != "codeeval"]
         row_text = getattr(item, "row_text", "")
         if row_text:
             setattr(report, ROW_ATTR, [item.task_id, item.sample_id, row_text])  # type: ignore[attr-defined]
+            report.user_properties = [p for p in report.user_properties if p[0] != "codeeval"]
     return report
 
 

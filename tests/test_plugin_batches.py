@@ -13,11 +13,16 @@ import os
 import re
 import threading
 from importlib.metadata import entry_points
+from io import StringIO
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from _pytest.terminal import TerminalReporter
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from plugin.batch import MARK, WorkerBatcher
+from plugin.batch import MARK, LeanReporting, WorkerBatcher
 
 PROBLEM = {
     "task_id": "toy/add",
@@ -296,3 +301,61 @@ def test_a_worker_keeps_reports_until_a_batch_is_full_or_its_queue_runs_low(tmp_
     # An item run by pytest's own protocol reports as it always did.
     run_item(made, interactor, 10, lean=False)
     assert [name for name, _ in interactor.sent[5:]] == ["testreport", "runtest_protocol_complete"]
+
+
+def reporter(config: pytest.Config, width: int, collected: int, prefix: str) -> TerminalReporter:
+    """pytest's own terminal reporter, writing to a string, ``prefix`` already on its line."""
+    made = TerminalReporter(config, StringIO())
+    made._tw.fullwidth = made._screen_width = width
+    made._session = SimpleNamespace(testscollected=collected)  # type: ignore[assignment]
+    made._tw.write(prefix)
+    return made
+
+
+def call_report(index: int, outcome: str) -> pytest.TestReport:
+    longrepr = ("x.py", 1, "Skipped: no") if outcome == "skipped" else None
+    if outcome == "failed":
+        longrepr = "assert 1 == 2"
+    made = pytest.TestReport(
+        f"x.py::sample[{index}]", ("x.py", 0, "x"), {}, outcome, longrepr, "call"
+    )  # type: ignore[arg-type]
+    made.node = "gw0"  # type: ignore[attr-defined] # as xdist sets it
+    return made
+
+
+def test_batched_progress_letters_are_what_pytest_writes_letter_by_letter(
+    pytester: pytest.Pytester,
+) -> None:
+    # A batch's letters are written a run of one colour at a time, and the line's end is
+    # checked only near the progress column; the terminal must read as pytest writes it.
+    config = pytester.parseconfigure()
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        outcomes=st.lists(
+            st.sampled_from(["passed", "failed", "skipped"]), min_size=1, max_size=260
+        ),
+        width=st.integers(12, 140),
+        prefix=st.text(alphabet="ab/.py ", max_size=30),
+        cuts=st.lists(st.integers(1, 40), max_size=12),
+        extra=st.integers(0, 3),
+    )
+    def check(outcomes: list[str], width: int, prefix: str, cuts: list[int], extra: int) -> None:
+        collected = len(outcomes) + extra  # extra: items still to come (not the last one)
+        reports = [call_report(i, outcome) for i, outcome in enumerate(outcomes)]
+        pytests = reporter(config, width, collected, prefix)
+        for report in reports:
+            pytests.pytest_runtest_logreport(report)
+        ours = reporter(config, width, collected, prefix)
+        lean = LeanReporting.__new__(LeanReporting)
+        lean.config, lean.terminal, lean.statuses = config, ours, {}
+        start = 0
+        for size in [*cuts, len(reports)]:
+            lean._write(reports[start : start + size])
+            start += size
+        assert ours._tw._file.getvalue() == pytests._tw._file.getvalue()  # type: ignore[attr-defined]
+        assert {k: len(v) for k, v in ours.stats.items()} == {
+            k: len(v) for k, v in pytests.stats.items()
+        }
+
+    check()

@@ -165,3 +165,39 @@ def test_a_conftests_phase_hooks_fire_for_every_sample(
     result.assert_outcomes(passed=2, failed=4)
     seen = [line for p in pytester.path.glob("setup-*.txt") for line in p.read_text().split()]
     assert sorted(short(nodeid) for nodeid in seen) == sorted(OUTCOMES)
+
+
+PROPERTY_RECORDER = """
+import json, os
+
+def pytest_configure(config):
+    global CONFIG
+    CONFIG = config
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and not hasattr(CONFIG, "workerinput"):
+        names = [name for name, _ in report.user_properties]
+        with open(os.path.join(str(CONFIG.rootpath), "properties.jsonl"), "a") as fh:
+            fh.write(json.dumps([report.nodeid, names]) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_judged_samples_verdicts_travel_once_as_its_row(
+    pytester: pytest.Pytester,
+    toy: dict[str, Path],  # noqa: F811
+    workers: str,
+) -> None:
+    # Its row carries every verdict: the same verdicts kept as report properties too would be
+    # encoded in the worker and decoded by the controller twice for each sample.
+    pytester.makeconftest(PROPERTY_RECORDER)
+    result = run(pytester, toy, "-n", workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    lines = (pytester.path / "properties.jsonl").read_text().splitlines()
+    seen = {short(nodeid): names for nodeid, names in map(json.loads, lines)}
+    assert seen == {name: [] for name in OUTCOMES}
+    rows = [json.loads(line) for line in (toy["out"] / "results.jsonl").read_text().splitlines()]
+    assert sorted(row["status"] for row in rows) == sorted(
+        ["passed", "failed", "failed", "timeout", "passed", "failed"]
+    )
+    assert all(row["cases"] for row in rows)
