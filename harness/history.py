@@ -379,6 +379,6 @@ def _sample_tuple(
         json.dumps(parts) if parts is not None else None,
         _text(row.get("prompt")) or _text(prompts.get(task)),
         _text(row.get("completion", row.get("solution"))),
-        row_language(dict(row)),
+        row_language(row),
         json.dumps(row["reward_missing"]) if row.get("reward_missing") else None,
     )

@@ -303,9 +303,11 @@ class EvalSession:
         for key, outcomes in self.outcomes.items():
             if key not in self._texts:
                 built.append((key, *(self._built.get(key) or self._row(key, outcomes))))
-        tasks = {task_id: _natural(task_id) for task_id, _ in self.outcomes.keys() | self._texts}
+        keys = self.outcomes.keys() | self._texts
+        tasks = {task_id: _natural(task_id) for task_id in {task_id for task_id, _ in keys}}
+        ids = {sample_id: _natural(sample_id) for sample_id in {sample_id for _, sample_id in keys}}
         suite_of = self.problems.suite_of
-        built.sort(key=lambda b: (suite_of(b[0][0]), tasks[b[0][0]], _natural(b[0][1])))
+        built.sort(key=lambda b: (suite_of(b[0][0]), tasks[b[0][0]], ids[b[0][1]]))
         rows = [row if row is not None else json.loads(text) for _, row, text in built]
         reward = self.settings.get("reward")
         if reward:

@@ -7,7 +7,7 @@ how long it ran) from the compiled suite and the sandbox. Formats: docs/formats.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +69,7 @@ def suite_language(suite: str) -> str:
     return PYTHON
 
 
-def row_language(row: dict[str, Any]) -> str:
+def row_language(row: Mapping[str, Any]) -> str:
     """A results row's language (its ``language``, else from its suite's name)."""
     value = row.get("language")
     return value if isinstance(value, str) and value else suite_language(str(row.get("suite", "")))

@@ -154,27 +154,27 @@ def failure_kinds(run: RunData) -> str:
     case_status: Counter[str] = Counter()
     messages: Counter[str] = Counter()
     kinds: Counter[str] = Counter()
-    weaker = 0
-    # EvalPlus's rows hold hundreds of thousands of cases but few distinct messages: each
-    # (status, message) is classified once.
-    seen: dict[tuple[str, str], tuple[str, str, str]] = {}
+    # EvalPlus's rows hold hundreds of thousands of cases but few distinct ones: cases are
+    # counted by (status, message, weaker) first, and each distinct one classified once.
+    distinct: Counter[tuple[str, str, bool]] = Counter()
     for row in run.rows:
         counts.setdefault(str(row.get("suite", "")), Counter())[str(row.get("status"))] += 1
         if row.get("status") == "error":
             error_kinds[str(row.get("error_kind") or "unknown")] += 1
-        for case in row.get("cases") or []:
-            weaker += 1 if case.get("weaker") else 0
-            status = str(case.get("status"))
-            message = case.get("message") or ""
-            key = (status, message if isinstance(message, str) else str(message))
-            found = seen.get(key)
-            if found is None:
-                found = seen[key] = _classified(case)
-            shown_status, kind, first_line = found
-            case_status[shown_status] += 1
-            if kind:
-                kinds[kind] += 1
-                messages[first_line] += 1
+        cases = row.get("cases")
+        if cases:
+            distinct.update(
+                (str(case.get("status")), str(case.get("message") or ""), bool(case.get("weaker")))
+                for case in cases
+            )
+    weaker = 0
+    for (status, message, is_weaker), number in distinct.items():
+        weaker += number if is_weaker else 0
+        shown_status, kind, first_line = _classified({"status": status, "message": message})
+        case_status[shown_status] += number
+        if kind:
+            kinds[kind] += number
+            messages[first_line] += number
     parts = []
     if counts:
         parts.append(h.image(plots.status_bars(counts), "sample verdicts per suite"))
