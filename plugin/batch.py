@@ -199,6 +199,7 @@ class LeanReporting:
                 tw.write(run, **run_markup)
                 run = ""
             run, run_markup = run + letter, markup
+            # A letter of unknown width (not ASCII): pytest's check measures the line itself.
             width += len(letter) if letter.isascii() else near_edge
             if width >= near_edge and tr._show_progress_info and not tr._is_last_item:
                 tw.write(run, **run_markup)

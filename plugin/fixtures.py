@@ -55,7 +55,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, A
         row_text = getattr(item, "row_text", "")
         if row_text:
             setattr(report, ROW_ATTR, [item.task_id, item.sample_id, row_text])  # type: ignore[attr-defined]
-            report.user_properties = [p for p in report.user_properties if p[0] != "codeeval"]
+            report.user_properties = list(item.user_properties)  # the report's, less the verdicts
     return report
 
 
