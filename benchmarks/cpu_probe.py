@@ -226,9 +226,16 @@ def summarize_probe(folder: Path, samples: int) -> dict[str, Any]:
         # Start-up: from the process's start to its first sample (wall, and its own CPU).
         out["worker_startup_s"] = max(w["first"]["wall"] - w["started"] for w in workers)
         out["worker_startup_cpu_s"] = max(w["first"]["cpu"] for w in workers)
+        # ... and to its first sample judged (its second begins; its end when it had one):
+        # the fork server's start and the first sample's own run count here.
+        judged = [w.get("second", w["end"])["wall"] for w in workers]
+        out["worker_first_judged_s"] = max(
+            j - w["started"] for j, w in zip(judged, workers, strict=True)
+        )
         if controller:
             c = controller[0]
             out["first_sample_after_s"] = max(w["first"]["wall"] for w in workers) - c["started"]
+            out["first_judged_after_s"] = max(judged) - c["started"]
             # Every worker busy until the end: how long before the last one each one ended.
             ends = [w["end"]["wall"] for w in workers]
             out["worker_idle_at_end_s"] = max(ends) - min(ends)

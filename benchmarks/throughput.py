@@ -383,8 +383,9 @@ def measure(
         f"  controller: run loop {many['controller_loop_ms']:.3f} ms + results "
         f"{many['controller_results_ms']:.3f} ms a sample, start-up "
         f"{many['controller_startup_cpu_s']:.2f} s CPU; workers' start-up (to the first sample) "
-        f"{many['worker_startup_s']:.2f} s wall, {many['worker_startup_cpu_s']:.2f} s CPU; "
-        f"first sample {many['first_sample_after_s']:.2f} s after the start; samples per worker "
+        f"{many['worker_startup_s']:.2f} s wall, {many['worker_startup_cpu_s']:.2f} s CPU, "
+        f"to the first sample judged {many['worker_first_judged_s']:.2f} s wall; first sample "
+        f"judged {many['first_judged_after_s']:.2f} s after the start; samples per worker "
         f"{many['worker_items']}, the last worker ended {many['worker_idle_at_end_s']:.2f} s "
         "after the first"
     )
@@ -433,8 +434,8 @@ def measure(
         f"predicted at {cores} cores: -n {cores} {predicted:,.0f}/s, -n 0 "
         f"{single:,.0f}/s ({predicted / single:.1f}x), the floor "
         f"{1000 * cores / floor_ms:,.0f}/s ({predicted * floor_ms / (1000 * cores):.2f} of it); "
-        f"with start-up ({many['first_sample_after_s']:.2f} s here) for these {total} samples: "
-        f"{total / (many['first_sample_after_s'] + total / predicted):,.0f}/s"
+        f"with start-up ({many['first_judged_after_s']:.2f} s here) for these {total} samples: "
+        f"{total / (many['first_judged_after_s'] + total / predicted):,.0f}/s"
     )
 
 

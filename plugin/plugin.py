@@ -9,6 +9,9 @@ is; they only run it. The controller turns the reports into ``results.jsonl`` an
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from plugin import hookspecs
@@ -167,6 +170,9 @@ def pytest_configure(config: pytest.Config) -> None:
             no_collection_at_exit()
             _drop_authoring_plugins(config)
             start_worker(config)  # sample reports in batches, when the controller says so
+            from harness.pipeline.runtime import start_suite_sandbox
+
+            start_suite_sandbox(Path(os.path.abspath(suite_dir)))  # up by the first sample
         return
     if config.getoption("llm_eval") or config.getoption("llm_compiled"):
         from plugin.session import EvalSession

@@ -4,6 +4,7 @@ workers finishes, and a small run keeps every worker busy (plugin.scheduler)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -94,3 +95,53 @@ def timing_free(rows: dict[str, dict]) -> dict[str, dict]:
         row["cases"] = [{k: v for k, v in c.items() if k != "duration_s"} for c in row["cases"]]
         kept[key] = row
     return kept
+
+
+SPAWN_SPY = """
+import json, os, subprocess
+import pytest
+
+spawned = []  # the fork servers this process started: every Popen of the server's script
+_Popen = subprocess.Popen
+
+
+class SpyingPopen(_Popen):
+    def __init__(self, args, *rest, **kwargs):
+        if any(str(arg).endswith("server.py") for arg in args):
+            spawned.append(os.getpid())
+        super().__init__(args, *rest, **kwargs)
+
+
+subprocess.Popen = SpyingPopen
+seen = {}
+
+
+def pytest_collection_finish(session):
+    seen["at_collection"] = len(spawned)
+
+
+def pytest_sessionfinish(session):
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is not None:
+        seen["in_all"] = len(spawned)
+        with open(f"spawns-{workerinput['workerid']}.json", "w") as fh:
+            json.dump(seen, fh)
+"""
+
+
+@pytest.mark.timeout(240)
+def test_each_worker_starts_its_fork_server_before_collecting_and_keeps_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fork server's start (a tenth of a second or more) delayed each worker's first
+    # sample; it now overlaps the worker's collection, and that server runs every sample.
+    pytester.makepyfile(spawn_spy=SPAWN_SPY)
+    monkeypatch.setenv(
+        "PYTHONPATH", f"{pytester.path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+    )
+    result, rows = evaluate(pytester, samples(6), "-n", "2", "-p", "spawn_spy")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-2000:]
+    assert sorted(rows) == [str(i) for i in range(6)]
+    seen = {p.name: json.loads(p.read_text()) for p in pytester.path.glob("spawns-gw*.json")}
+    assert sorted(seen) == ["spawns-gw0.json", "spawns-gw1.json"]
+    assert all(s == {"at_collection": 1, "in_all": 1} for s in seen.values()), seen

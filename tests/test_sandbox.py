@@ -204,11 +204,42 @@ def test_infra_error_when_the_server_cannot_start(
     assert again.infra_error is None and again.cases["c1"].values == [11]
 
 
+def test_a_server_started_soon_runs_the_first_sample_without_a_second_start() -> None:
+    with Sandbox(SandboxSettings()) as sb:
+        sb.start_soon()  # returns without waiting for the server's greeting
+        started = sb._proc
+        assert started is not None and started.poll() is None
+        result = sb.run(SampleRequest(ADD, "add", add_cases(2)))
+        assert sb._proc is started and sb.restarts == 0
+        sb.start_soon()  # running: nothing happens
+        assert sb._proc is started
+    assert result.infra_error is None and result.cases["c1"].values == [11]
+
+
+def test_a_server_that_cannot_start_soon_is_reported_by_the_first_sample(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.sandbox import bwrap
+
+    monkeypatch.setattr(bwrap, "INSIDE_DIR", tmp_path)  # no server.py there: python exits
+    with Sandbox(SandboxSettings(use_bwrap=False)) as sb:
+        sb.start_soon()  # nothing raised here: the sample that needs the server says it
+        result = sb.run(SampleRequest(ADD, "add", add_cases(2)))
+        assert result.infra_error
+        assert {c.status for c in result.cases.values()} == {"error"}
+        monkeypatch.undo()
+        again = sb.run(SampleRequest(ADD, "add", add_cases(2)))
+    assert again.infra_error is None and again.cases["c1"].values == [11]
+
+
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap does not work here")
-def test_bwrap_is_used_when_it_works(sandbox: Sandbox) -> None:
-    assert sandbox.uses_bwrap
+def test_bwrap_is_used_when_it_works() -> None:
+    # A server of its own: the module's shared one has forked a child per sample run so far,
+    # and how many ran before this test depends on how xdist spread the module.
     prog = "import os\ndef add(a, b):\n    return os.getpid()\n"
-    result = sandbox.run(SampleRequest(prog, "add", add_cases(1)))
+    with Sandbox(SandboxSettings()) as sandbox:
+        assert sandbox.uses_bwrap
+        result = sandbox.run(SampleRequest(prog, "add", add_cases(1)))
     assert result.cases["c0"].values[0] < 10  # own PID namespace: the server is PID 1
 
 

@@ -112,6 +112,28 @@ def sample_budget_s(problem: Problem) -> float:
     return sum(c.timeout_s or DEFAULT_CASE_TIMEOUT_S for c in problem.cases) + 1.0
 
 
+def suite_sandbox_settings(root: Path, settings: dict[str, Any]) -> SandboxSettings:
+    """The settings of the sandbox that runs the samples of the suite in ``root`` (its
+    manifest's ``settings``): the suite folder itself is hidden from the candidates."""
+    return SandboxSettings(
+        memory_mb=int(settings.get("memory_mb", 1024)),
+        hide_paths=tuple(settings.get("hide_paths", ())) + (str(root),),
+    )
+
+
+def start_suite_sandbox(root: Path) -> None:
+    """Start the fork server that will run the samples of the suite in ``root``, without
+    waiting for it: an xdist worker calls it before collecting, so that the server's start (a
+    tenth of a second or more) overlaps the collection instead of delaying the first sample.
+    It is the sandbox :class:`LoadedSuite` later asks for (the same settings, so the same
+    shared sandbox). A suite folder that cannot be read is left for the collection to report."""
+    try:
+        settings = suite_sandbox_settings(root, load_manifest(root)["settings"])
+    except (OSError, ValueError, KeyError):
+        return
+    shared_sandbox(settings).start_soon()
+
+
 class LoadedSuite:
     """A compiled suite folder, as the worker sees it."""
 
@@ -135,10 +157,7 @@ class LoadedSuite:
         self._first_parts: dict[tuple[str, str], int] = {}  # the same, of a sample in parts
         self._parts: dict[str, tuple[Part, ...]] = {}
         self._sandbox: Sandbox | None = None
-        self.sandbox_settings = SandboxSettings(
-            memory_mb=int(self.settings.get("memory_mb", 1024)),
-            hide_paths=tuple(self.settings.get("hide_paths", ())) + (str(self.root),),
-        )
+        self.sandbox_settings = suite_sandbox_settings(root, self.settings)
 
     def plan(self, keys: Iterable[tuple[str, str]]) -> None:
         """Start the sandbox on samples that will be asked for soon (read-ahead).

@@ -94,6 +94,7 @@ class Sandbox:
         # As root, candidates run as a uid of this sandbox's own (harness.sandbox.uids).
         self._uids: uids.UidLease | None = None
         self._started_by: int | None = None  # the pid that started the server
+        self._greeting_due = False  # started by start_soon: the next submit waits for it
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> Sandbox:
@@ -118,6 +119,20 @@ class Sandbox:
         lease, self._uids = self._uids, None
         if lease is not None:
             lease.release()
+
+    def start_soon(self) -> None:
+        """Start the fork server unless it is running, without waiting for it to be up: the
+        next :meth:`submit` waits for its greeting. An xdist worker calls it before collecting,
+        so that the server's start overlaps the collection. Call it from a thread that lives
+        as long as the server should: bubblewrap dies with the thread that started it. A start
+        that fails is left for the next :meth:`submit`, which tries again and reports it."""
+        with self._lock:
+            if self._server_alive():
+                return
+            try:
+                self._spawn()
+            except Exception:  # noqa: BLE001 - met again, and reported, by the next submit
+                self._stop(now=True)  # which then starts afresh, not as a restart
 
     def _config(self) -> dict[str, Any]:
         cfg = asdict(self.settings)
@@ -186,6 +201,11 @@ class Sandbox:
         return [sys.executable, "-u", "-S", "-s", "-P", server, "-"]
 
     def _start(self) -> None:
+        self._spawn()
+        self._greet()
+
+    def _spawn(self) -> None:
+        """Start the server and send its configuration (:meth:`_greet` waits for its answer)."""
         self._stop()
         self._started_by = os.getpid()
         _started.add(self)
@@ -217,6 +237,11 @@ class Sandbox:
         self._writer.start()
         self._defined = set()
         self._send(self._config())
+        self._greeting_due = True
+
+    def _greet(self) -> None:
+        """Wait for the started server's greeting (raises :class:`InfraError` without one)."""
+        self._greeting_due = False
         hello = self._wait_reply(None, time.monotonic() + START_TIMEOUT_S)
         if not hello.get("hello"):
             raise InfraError(f"unexpected greeting from the sandbox server: {hello!r:.200}")
@@ -314,6 +339,8 @@ class Sandbox:
                         self._fail_pending("the sandbox server died" + self._server_log())
                         self._pending[ticket] = (request, None)
                     self._start()
+                elif self._greeting_due:  # started by start_soon
+                    self._greet()
                 deps = self._deps_inside(request.deps_path)
                 key = _problem_key(
                     request.entry_point, request.test_setup, request.cases, deps, request.helpers
