@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.records import CheckCase, Problem, problem_from_json, replaced, to_json
+from harness.records import CheckCase, Problem, Sample, problem_from_json, replaced, to_json
 
 text = st.text(max_size=12)
 cases = st.builds(
@@ -47,6 +47,24 @@ def test_a_problem_round_trips_and_serializing_it_changes_nothing(problem: Probl
     assert problem_from_json(json.loads(json.dumps(data))) == problem
     assert dataclasses.astuple(problem) == before
     assert data is not problem.__dict__ and type(problem.cases) is tuple
+
+
+@given(
+    st.builds(
+        Sample,
+        task_id=text,
+        completion=text,
+        sample_id=text,
+        agent=st.none() | text,
+        raw=st.none() | text,
+        source_line=st.none() | st.integers(1, 10**6),
+    )
+)
+def test_a_sample_serializes_as_asdict_gives_it_and_the_copy_is_its_own(sample: Sample) -> None:
+    data = to_json(sample)
+    assert data == dataclasses.asdict(sample) and list(data) == list(dataclasses.asdict(sample))
+    data["task_id"] = data["task_id"] + "!"  # compile_suite adds keys to it: never the sample's
+    assert sample.task_id != data["task_id"]
 
 
 def test_something_else_stored_on_a_case_is_not_serialized() -> None:
