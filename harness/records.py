@@ -138,7 +138,7 @@ def to_json(record: Any) -> Any:
     if type(record) is Problem:
         cases = [_field_values(case) for case in record.cases]
         return {**_field_values(record), "cases": cases}
-    if type(record) is Sample:  # flat: strings and None (a copy, as asdict gives, 5x faster)
+    if type(record) is Sample:  # flat: strings and None (a copy, as asdict gives, 7x faster)
         return dict(_field_values(record))
     return dataclasses.asdict(record)
 
