@@ -437,7 +437,9 @@ def _accounting(language: str) -> None:
     assert alloc["max_rss_kib"] >= plain["max_rss_kib"] + (peak - 20) * 1024
     assert plain["max_rss_kib"] < peak * 1024
     assert write["wchar"] >= 5 * MIB and plain["wchar"] < 64 * 1024
-    assert plain["write_bytes"] == 0  # a memory file system: nothing reaches a disk
+    # A memory file system: the 5 MiB the candidate wrote to its folder never reach a disk.
+    # (A page or two of a runtime's own may, elsewhere: a JVM's, once, under a loaded CI.)
+    assert write["write_bytes"] < MIB and plain["write_bytes"] < 64 * 1024
     for usage in (plain, busy, alloc, write):
         assert set(launch.empty_resources()) <= set(usage)
         if language != "js":
