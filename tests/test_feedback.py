@@ -234,3 +234,38 @@ def test_score_rows_never_parses_only_to_hand_feedback_a_tree() -> None:
     assert subject.parsed_tree is None and subject._parse is None
     tree = subject.tree
     assert tree is not None and subject.parsed_tree is tree
+
+
+@given(
+    st.sampled_from(FEEDBACK_MODES),
+    st.sampled_from(["binary", "code_levels", "weighted"]),
+    st.sampled_from(
+        [PROGRAM, "def solve(xs)\n    return 1\n", "def other():\n    pass\n", "x = (", ""]
+    ),
+    st.lists(st.sampled_from(["passed", "failed"]), min_size=4, max_size=4),
+)
+def test_the_feedbacks_own_reports_change_neither_its_text_nor_the_rows_analyzers(
+    mode: str, preset: str, program: str, statuses: list[str]
+) -> None:
+    """score_rows runs the analyzers a feedback text reads beside the config's own (so that
+    they are cached, and made ahead by the judging workers): the row still lists the config's
+    analyzers alone, and the text is the one feedback gives working out its facts itself."""
+    import dataclasses
+    import tempfile
+
+    from harness.reward import analyzers_read
+
+    config = dataclasses.replace(load_reward_config(preset), feedback=mode)
+    if mode in PERSONAL_MODES:
+        config = dataclasses.replace(config, feedback="level_feedback")
+    r = row(program, statuses, MESSAGES)
+    r["completion"] = program
+    p = problem()
+    with tempfile.TemporaryDirectory() as folder:
+        cache = AnalyzerCache(Path(folder) / "c.sqlite")
+        timings: dict[str, float] = {}
+        scored = score_rows([dict(r)], {p.task_id: p}, config, cache=cache, timings=timings)[0]
+    assert set(scored["analyzers"]) == set(config.analyzers)
+    assert set(timings) == set(analyzers_read(config))  # a fresh cache: every one ran here
+    alone = {k: v for k, v in scored.items() if k != "feedback"}
+    assert scored["feedback"] == render_feedback(alone, p, config.feedback, config.sandbox_slice)

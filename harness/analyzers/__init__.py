@@ -65,6 +65,7 @@ __all__ = [
     "AnalyzerCache",
     "Report",
     "Subject",
+    "analyze_ahead",
     "register",
     "run_analyzers",
 ]
@@ -92,6 +93,28 @@ def run_analyzers(
         if keys:
             cache.put_many((keys[i], report) for i, report in zip(indices, reports, strict=True))
     return results
+
+
+def analyze_ahead(subjects: Sequence[Subject], names: Sequence[str]) -> None:
+    """Store in the shared cache what the ``per_program`` analyzers among ``names`` report on
+    ``subjects``, for a caller that will ask :func:`run_analyzers` for them.
+
+    A judging worker calls it on the samples it judged, so that parsing and walking the
+    programs is spread over the workers instead of done one program after another in the
+    caller, whose :func:`run_analyzers` then finds the reports on disk. It is only ahead of
+    time: a report not stored (a cache that cannot be written, an analyzer that failed) is
+    made by the caller as before, so nothing is raised here.
+    """
+    ahead = [n for n in names if getattr(ANALYZERS.get(n), "per_program", False)]
+    if not ahead or not subjects:
+        return
+    cache = shared_cache()
+    try:
+        run_analyzers(subjects, ahead, cache)
+    except Exception:  # noqa: BLE001 - the caller analyzes what is missing itself
+        pass
+    finally:
+        cache.memory.clear()  # the caller reads them from disk: a worker holds no reports
 
 
 TOO_LONG: Report = {"error": f"program too long to analyze: over {MAX_ANALYZED_CHARS:,} characters"}

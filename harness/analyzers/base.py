@@ -61,6 +61,9 @@ class Analyzer(Protocol):
     static: bool
     # optional ``subprocess = True``: the work happens in another process, so the analyzer may
     # run in a thread beside the in-process ones
+    # optional ``per_program = True``: a static analyzer whose cost per program does not depend
+    # on the batch (no tool to start), so a judging worker may analyze its own share ahead of
+    # the caller (:func:`harness.analyzers.analyze_ahead`)
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]: ...
 

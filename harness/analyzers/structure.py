@@ -51,6 +51,7 @@ class StructureAnalyzer:
     name = "structure"
     version = "2"  # 2: programs too long or too deep to analyze are not read
     static = True
+    per_program = True  # a parse and a walk: the same cost alone or in a batch
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:
         return [dict(structure_report(s.tree, s.problem)) for s in subjects]

@@ -20,6 +20,7 @@ class SyntaxAnalyzer:
     name = "syntax"
     version = "2"  # 2: programs too long or too deep to analyze are not read
     static = True
+    per_program = True  # a parse and a walk: the same cost alone or in a batch
 
     def analyze(self, subjects: Sequence[Subject]) -> list[Report]:
         return [dict(syntax_report(s.parse_failure)) for s in subjects]

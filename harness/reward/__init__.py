@@ -29,7 +29,7 @@ from harness.reward.config import (
     load_reward_config,
 )
 from harness.reward.feedback import FEEDBACK_MODES, ROW_FEEDBACK_MODES, render_feedback
-from harness.reward.score import reward_fields, score_rows
+from harness.reward.score import analyzers_read, reward_fields, score_rows
 
 __all__ = [
     "FEEDBACK_MODES",
@@ -37,6 +37,7 @@ __all__ = [
     "ROW_FEEDBACK_MODES",
     "RewardConfig",
     "RewardConfigError",
+    "analyzers_read",
     "load_reward_config",
     "render_feedback",
     "reward_fields",

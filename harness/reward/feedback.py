@@ -55,6 +55,10 @@ PERSONAL_MODES = ("personal_feedback", "personal_detailed_feedback")
 TEAM_MODES = ("group_feedback", *PERSONAL_MODES)
 # The modes a reward config can name: one text per row (a personal mode needs the agent).
 ROW_FEEDBACK_MODES: tuple[str, ...] = tuple(m for m in FEEDBACK_MODES if m not in PERSONAL_MODES)
+# The static reports a text of these modes reads (:func:`_facts`): a caller that has them
+# from the analyzers (cached, or made by the judging workers) saves a parse and a walk a row.
+FACT_ANALYZERS: tuple[str, ...] = ("syntax", "structure")
+FACT_FREE_MODES = ("none", "", "plain", "token_report")
 MAX_COMBINED_CHARS = 1500  # the combined program goes last and is cut: the status stays visible
 
 
@@ -107,6 +111,12 @@ def render_feedback(
         detailed = mode == "personal_detailed_feedback"
         return "\n".join(_personal_feedback(facts, row, problem, sandbox_slice, agent, detailed))
     raise ValueError(f"feedback mode {mode!r}: expected one of {', '.join(FEEDBACK_MODES)}")
+
+
+def feedback_analyzers(mode: str | None) -> tuple[str, ...]:
+    """The analyzers whose reports a text in ``mode`` reads (none for the modes without
+    facts)."""
+    return () if mode in FACT_FREE_MODES or mode is None else FACT_ANALYZERS
 
 
 def _program_of(row: Mapping[str, Any], problem: Problem | None) -> str:

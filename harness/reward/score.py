@@ -18,7 +18,7 @@ from harness.analyzers.cache import AnalyzerCache
 from harness.language_hooks import hooks_for
 from harness.records import Problem
 from harness.reward.config import RewardConfig, load_reward_config
-from harness.reward.feedback import render_feedback
+from harness.reward.feedback import feedback_analyzers, render_feedback
 from harness.reward.missing import drop_unmeasured, leave_out
 from harness.reward.presets import PRESET_FUNCTIONS
 
@@ -38,10 +38,13 @@ def score_rows(
     subjects = [Subject(dict(row), problems.get(str(row.get("task_id"))), "") for row in rows]
     for subject in subjects:
         subject.program = program_of(subject.row, subject.problem)
-    reports = run_analyzers(subjects, config.analyzers, cache, timings)
+    reports = run_analyzers(subjects, analyzers_read(config), cache, timings)
     scored = []
-    for subject, analyzers in zip(subjects, reports, strict=True):
+    for subject, found in zip(subjects, reports, strict=True):
         row = subject.row
+        # The row lists the config's analyzers; the feedback's own (cached like any report)
+        # only feed its text.
+        analyzers = {name: found[name] for name in config.analyzers}
         language = None if subject.problem is None else hooks_for(subject.problem)
         if language is not None:  # JS, C++, Java, Rust: syntax = compiles; no Python tools
             assert subject.problem is not None
@@ -49,10 +52,21 @@ def score_rows(
         row["analyzers"] = analyzers
         row.update(reward_fields(row, subject.problem, analyzers, config))
         row["feedback"] = render_feedback(  # with the analyzers' tree: parsed once at most
-            row, subject.problem, config.feedback, config.sandbox_slice, tree=subject.parsed_tree
+            {**row, "analyzers": {**found, **analyzers}},
+            subject.problem,
+            config.feedback,
+            config.sandbox_slice,
+            tree=subject.parsed_tree,
         )
         scored.append(row)
     return scored
+
+
+def analyzers_read(config: RewardConfig) -> tuple[str, ...]:
+    """Every analyzer :func:`score_rows` runs for ``config``: its own, then those its
+    feedback's text reads. A judging worker may make the per-program ones ahead
+    (:func:`harness.analyzers.analyze_ahead`)."""
+    return tuple(dict.fromkeys((*config.analyzers, *feedback_analyzers(config.feedback))))
 
 
 def reward_fields(
