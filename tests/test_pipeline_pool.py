@@ -11,10 +11,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.analyzers import AnalyzerCache
 from harness.evaluate import evaluate
-from harness.pipeline.pool import WorkerPool, plan_jobs
+from harness.pipeline.pool import WorkerPool, _Batch, plan_jobs
 from harness.pipeline.prepare import RunSettings, prepare_suite
 from harness.records import Sample
+from harness.reward import analyzers_read, load_reward_config, score_rows
 from suites import load_suite
 
 TASKS = ("HumanEval/0", "HumanEval/53", "HumanEval/2")
@@ -69,6 +71,37 @@ def test_started_workers_are_the_ones_that_judge(tmp_path) -> None:
         pool.close()
 
 
+def test_workers_make_a_rewards_per_program_reports_ahead_of_the_caller(
+    tmp_path, monkeypatch
+) -> None:
+    """Given a reward's analyzers, each worker stores what the per-program ones (syntax and
+    structure: a parse and a walk a program) report on the samples it judged. The caller's
+    scoring then finds them in the cache and parses no program itself, and scores exactly as
+    it does making them all; the tests' summary, which reads the run, is still its own."""
+    monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / "cache"))  # the workers inherit it
+    samples = [
+        Sample("HumanEval/53", "    return x + y\n", "right"),
+        Sample("HumanEval/53", "    return x +\n", "syntax"),
+        Sample("HumanEval/0", "    return helper(numbers)\n", "undefined"),
+        Sample("HumanEval/2", "    return number % 1.0\n", "right"),
+    ]
+    prepared = prepare_suite(problems(), samples, tmp_path / "suite", RunSettings(timeout_s=120))
+    keys = [(s.task_id, s.sample_id) for s in samples]
+    config = load_reward_config("code_levels")
+    pool = WorkerPool(2)
+    try:
+        rows = pool.judge(prepared.root, keys, {}, analyze=analyzers_read(config))
+    finally:
+        pool.close()
+    by_id = {p.task_id: p for p in prepared.problems}
+    timings: dict[str, float] = {}
+    scored = score_rows(rows, by_id, config, cache=AnalyzerCache(), timings=timings)
+    assert set(timings) == {"tests"}
+    fresh = AnalyzerCache(tmp_path / "fresh.sqlite")
+    assert scored == score_rows(rows, by_id, config, cache=fresh)
+    assert [r["analyzers"]["syntax"]["ok"] for r in scored] == [True, False, True, True]
+
+
 def judge_while_killing(tmp_path, samples: list[Sample], kills: int) -> dict[str, Any]:
     """Judge ``samples`` with one worker, killing it ``kills`` times, each time while the
     worker judges the second sample of its job (its slot says so; the first sample's row is
@@ -76,7 +109,8 @@ def judge_while_killing(tmp_path, samples: list[Sample], kills: int) -> dict[str
     prepared = prepare_suite(problems(), samples, tmp_path / "suite", RunSettings(timeout_s=120))
     keys = [(s.task_id, s.sample_id) for s in samples]
     pool, rows, texts = WorkerPool(1), {}, {}
-    judging = threading.Thread(target=pool._judge_share, args=(0, prepared.root, keys, rows, texts))
+    batch = _Batch(prepared.root, rows, texts, ())
+    judging = threading.Thread(target=pool._judge_share, args=(0, keys, batch))
     judging.start()
     deadline = time.monotonic() + 120
     for _ in range(kills):

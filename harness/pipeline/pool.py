@@ -31,6 +31,7 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +76,15 @@ class _Worker:
         keys: Sequence[Key],
         rows: dict[Key, dict[str, Any]],
         texts: dict[Key, str],
+        analyze: Sequence[str] = (),
     ) -> None:
         """Judge ``keys``; each row lands in ``rows`` (and its JSON text in ``texts``) as it
-        arrives. Raises :class:`WorkerDied`."""
+        arrives. ``analyze``: analyzers the caller will run on the rows, which the worker may
+        run ahead (:func:`harness.analyzers.analyze_ahead`). Raises :class:`WorkerDied`."""
         assert self.process.stdin is not None and self.process.stdout is not None
+        job = {"root": str(root), "keys": list(keys), "analyze": list(analyze)}
         try:
-            self.process.stdin.write(json.dumps({"root": str(root), "keys": list(keys)}) + "\n")
+            self.process.stdin.write(json.dumps(job) + "\n")
             self.process.stdin.flush()
         except OSError as exc:
             raise WorkerDied(f"could not send the job: {exc}") from None
@@ -109,6 +113,16 @@ class _Worker:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """One :meth:`WorkerPool.judge` call: its suite, where its rows land, what to analyze."""
+
+    root: Path
+    rows: dict[Key, dict[str, Any]]
+    texts: dict[Key, str]
+    analyze: tuple[str, ...]
 
 
 class WorkerPool:
@@ -144,14 +158,17 @@ class WorkerPool:
         keys: Sequence[Key],
         costs: Mapping[str, float],
         texts: dict[Key, str] | None = None,
+        analyze: Sequence[str] = (),
     ) -> list[dict[str, Any]]:
         """The rows of ``keys`` of the suite compiled in ``root``, in the order of ``keys``.
 
         ``costs``: each task's estimated seconds per sample, to order and size the jobs.
         ``texts``, when given, gets each row's JSON text (results.jsonl's line) by key.
+        ``analyze``: the analyzers the caller will run on the rows (a reward's): each worker
+        makes the per-program ones for its own share, into the shared cache.
         """
         with self._lock:
-            return self._judge(root, keys, costs, {} if texts is None else texts)
+            return self._judge(root, keys, costs, {} if texts is None else texts, analyze)
 
     def _judge(
         self,
@@ -159,11 +176,13 @@ class WorkerPool:
         keys: Sequence[Key],
         costs: Mapping[str, float],
         texts: dict[Key, str],
+        analyze: Sequence[str],
     ) -> list[dict[str, Any]]:
         rows: dict[Key, dict[str, Any]] = {}
         jobs = deque(plan_jobs(keys, self.size, costs))
+        batch = _Batch(root, rows, texts, tuple(analyze))
         threads = [
-            threading.Thread(target=self._take_jobs, args=(slot, root, jobs, rows, texts))
+            threading.Thread(target=self._take_jobs, args=(slot, jobs, batch))
             for slot in range(min(self.size, len(jobs)))
         ]
         for thread in threads:
@@ -172,35 +191,22 @@ class WorkerPool:
             thread.join()
         return [rows[key] for key in keys]
 
-    def _take_jobs(
-        self,
-        slot: int,
-        root: Path,
-        jobs: deque[list[Key]],
-        rows: dict[Key, dict[str, Any]],
-        texts: dict[Key, str],
-    ) -> None:
+    def _take_jobs(self, slot: int, jobs: deque[list[Key]], batch: _Batch) -> None:
         while True:
             try:
                 job = jobs.popleft()  # atomic: two threads never take the same job
             except IndexError:
                 return
-            self._judge_share(slot, root, job, rows, texts)
+            self._judge_share(slot, job, batch)
 
-    def _judge_share(
-        self,
-        slot: int,
-        root: Path,
-        share: list[Key],
-        rows: dict[Key, dict[str, Any]],
-        texts: dict[Key, str],
-    ) -> None:
+    def _judge_share(self, slot: int, share: list[Key], batch: _Batch) -> None:
+        rows, texts = batch.rows, batch.texts
         todo = share
         retried: set[Key] = set()
         while todo:
             worker = self._live_worker(slot)
             try:
-                worker.run(root, todo, rows, texts)
+                worker.run(batch.root, todo, rows, texts, batch.analyze)
                 return
             except WorkerDied as exc:
                 self._workers[slot] = None
@@ -214,7 +220,7 @@ class WorkerPool:
                 if key in rows:
                     key = left[0]
                 if key in retried:  # it took down two fresh workers: its own doing
-                    rows[key] = crashed_row(root, key, str(exc))
+                    rows[key] = crashed_row(batch.root, key, str(exc))
                     texts[key] = json.dumps(rows[key])
                     left.remove(key)
                 else:  # a kill from outside (an operator, the OOM killer): judge it again

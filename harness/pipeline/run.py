@@ -63,7 +63,12 @@ def evaluate_local(
 
             costs = {p.task_id: sample_cost(p) for p in prepared.problems}
             texts: dict[tuple[str, str], str] = {}
-            rows = shared_pool(workers).judge(prepared.root, keys, costs, texts)
+            analyze: tuple[str, ...] = ()  # a reward's: the workers make the per-program ones
+            if prepared.reward_config is not None:
+                from harness.reward import analyzers_read
+
+                analyze = analyzers_read(prepared.reward_config)
+            rows = shared_pool(workers).judge(prepared.root, keys, costs, texts, analyze)
         else:
             texts = {}
             rows = judge_suite(prepared.root, keys)

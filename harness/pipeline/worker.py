@@ -1,9 +1,12 @@
 """A judging worker: ``python -m harness.pipeline.worker``, driven by :mod:`harness.pipeline.pool`.
 
-It reads one job per line on stdin (``{"root": ..., "keys": [[task_id, sample_id], ...]}``),
-judges those samples with :func:`harness.pipeline.judge.judge_suite` and answers on the
-stdout it was started with: each sample's ``results.jsonl`` row as one line of JSON, then
-``{"done": true}``. Rows are written in batches (``ROWS_PER_WRITE``, or once the oldest has
+It reads one job per line on stdin (``{"root": ..., "keys": [[task_id, sample_id], ...],
+"analyze": [...]}``), judges those samples with :func:`harness.pipeline.judge.judge_suite` and
+answers on the stdout it was started with: each sample's ``results.jsonl`` row as one line of
+JSON, then ``{"done": true}``. Before that line it runs the job's ``analyze`` analyzers that
+cost the same per program on the rows it judged, into the shared cache, where the caller's
+reward scoring finds them (:func:`harness.analyzers.analyze_ahead`): that work is spread over
+the workers instead of done one row after another in the caller. Rows are written in batches (``ROWS_PER_WRITE``, or once the oldest has
 waited ``ROWS_AGE_S``, and at the end of the job): a line read is a wake-up of the caller's
 thread, which cost it more CPU than reading the row. The index of the sample it is judging
 sits in an 8-byte file the pool shares (its descriptor in ``SLOT_ENV``; -1 between samples),
@@ -39,6 +42,8 @@ def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
     from harness.pipeline.runtime import loaded_suite
 
     kept: list[str] = []
+    analyze: list[str] = []  # the job's analyzers to run ahead of the caller
+    judged: list[dict[str, Any]] = []  # the job's rows, when it has some
     first_at = 0.0
 
     def write() -> None:
@@ -48,6 +53,8 @@ def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
 
     def emit(row: dict[str, Any]) -> None:
         nonlocal first_at
+        if analyze:
+            judged.append(row)
         if not kept:
             first_at = time.monotonic()
         kept.append(json.dumps(row))
@@ -72,10 +79,27 @@ def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
             gc.collect()
             gc.freeze()
             frozen = weakref.ref(suite)
+        analyze = [str(name) for name in job.get("analyze") or ()]
         judge_suite(root, keys, emit, on_start=running)
         running(-1)
+        if analyze:
+            write()  # the rows first: a worker lost while analyzing has judged them all
+            _analyze_ahead(judged, suite, analyze)
+            judged.clear()
         kept.append(DONE)
         write()
+
+
+def _analyze_ahead(rows: list[dict[str, Any]], suite: Any, names: list[str]) -> None:
+    """The per-program reports of ``names`` on ``rows``' programs, into the shared cache."""
+    from harness.analyzers import Subject, analyze_ahead
+    from harness.analyzers.base import program_of
+
+    subjects = []
+    for row in rows:
+        problem = suite.problems.get(str(row.get("task_id")))
+        subjects.append(Subject(row, problem, program_of(row, problem)))
+    analyze_ahead(subjects, names)
 
 
 def _slot() -> Any:
