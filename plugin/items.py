@@ -106,7 +106,13 @@ class SampleItem(pytest.Item):
         report["cases"] = [[v.case_id, v.status, v.message, v.duration_s] for v in self.verdicts]
         # The row is built here, where the sample was judged: the controller only writes it
         # (one process serves every worker, so its work per sample bounds the run).
-        self.row_text = _row_text(suite, problem, report)
+        row = _row(suite, problem, report)
+        self.row_text = json.dumps(row)
+        reward = suite.settings.get("reward")
+        if reward:  # its per-program analyzers run here too (plugin.ahead)
+            from plugin.ahead import analyze_later
+
+            analyze_later(self.config, reward, row, problem)
         if self.execution is not None and self.execution.infra_error:
             raise SandboxInfrastructureError(self.execution.infra_error)
         if any(v.status != "passed" for v in self.verdicts):
@@ -145,7 +151,7 @@ _SAMPLE_ROWS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], dict[str, Any
 )
 
 
-def _row_text(suite: Any, problem: Any, report: dict[str, Any]) -> str:
+def _row(suite: Any, problem: Any, report: dict[str, Any]) -> dict[str, Any]:
     """The results.jsonl row of a judged sample item, as the controller would build it from
     the item's report (the same problem and samples files, the same verdicts)."""
     rows = _SAMPLE_ROWS.get(suite)
@@ -159,4 +165,4 @@ def _row_text(suite: Any, problem: Any, report: dict[str, Any]) -> str:
             execution["notes"] = list(execution["notes"])
     for case_id, status, message, duration in report["cases"]:
         outcomes.cases[case_id] = CaseOutcome(case_id, status, message, float(duration))
-    return json.dumps(build_row(problem, outcomes, rows.get(key, {})))
+    return build_row(problem, outcomes, rows.get(key, {}))

@@ -59,3 +59,45 @@ def test_llm_reward_weighted_adds_analyzers_reward_parts_and_feedback(
     ]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["settings"]["reward"] == "weighted"
+
+
+def test_with_workers_a_rewards_per_program_reports_are_made_where_samples_are_judged(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-n 2 --llm-reward code_levels``: each xdist worker makes the syntax and structure
+    reports of the samples it judged (plugin.ahead), so the controller, which scores every
+    row at the end, walks no program itself; its rows are those of a run without workers."""
+    from harness.analyzers.structure import StructureAnalyzer
+
+    analyzed_here: list[str] = []
+    analyze = StructureAnalyzer.analyze
+
+    def spy(self, subjects):  # the controller is this process; the workers are not
+        analyzed_here.extend(s.program for s in subjects)
+        return analyze(self, subjects)
+
+    monkeypatch.setattr(StructureAnalyzer, "analyze", spy)
+    suite = write_jsonl(pytester.path / "problems.jsonl", PROBLEMS)
+    many = [
+        {"task_id": "Toy/add", "sample_id": str(i), "completion": f"    return a + b + {i % 3}\n"}
+        for i in range(12)
+    ]
+    samples = write_jsonl(pytester.path / "samples.jsonl", [*SAMPLES, *many])
+    rows = {}
+    for workers in ("2", "0"):
+        monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / f"cache-{workers}"))  # both cold
+        out = pytester.path / f"out-{workers}"
+        result = pytester.runpytest(
+            "--llm-eval", f"jsonl:{suite}", "--llm-samples", str(samples), "-n", workers,
+            "--llm-reward", "code_levels", "--llm-out", str(out), "-p", "no:codeeval_gate",
+        )  # fmt: skip
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        rows[workers] = [
+            {k: v for k, v in row.items() if k not in ("duration_s", "execution", "cases")}
+            for row in map(json.loads, (out / "results.jsonl").open())
+        ]
+        if workers == "2":
+            assert analyzed_here == []
+    assert len(analyzed_here) == len(SAMPLES) + len(many)  # -n 0: the one process, as before
+    assert rows["2"] == rows["0"]
+    assert {r["analyzers"]["syntax"]["ok"] for r in rows["2"]} == {True, False}

@@ -1,0 +1,68 @@
+"""In an xdist worker of a run with ``--llm-reward``: a reward's per-program analyzers, made
+where the samples were judged.
+
+The controller scores every row at the end of the session (:mod:`plugin.session`), one row
+after another. The reward's ``syntax`` and ``structure`` analyzers, and the feedback text that
+reads them, parse and walk every program there: about half a millisecond a sample of serial
+work. Each worker instead makes those reports for the samples it judged, a few dozen at a
+time between samples (while its fork server already runs the next ones) and the rest before
+its session ends, into the shared analyzers' cache: the controller's scoring finds them there
+(:func:`harness.analyzers.analyze_ahead`, which ``evaluate(workers=N)``'s workers use too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+AHEAD_EVERY = 64  # judged samples a worker keeps before analyzing them
+_AHEAD = pytest.StashKey["AnalyzeAhead | None"]()
+
+
+class AnalyzeAhead:
+    """A worker's judged samples waiting for their per-program reports."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self.kept: list[tuple[dict[str, Any], Any]] = []  # (row, problem)
+
+    def add(self, row: dict[str, Any], problem: Any) -> None:
+        self.kept.append((row, problem))
+        if len(self.kept) >= AHEAD_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        from harness.analyzers import Subject, analyze_ahead
+        from harness.analyzers.base import program_of
+
+        kept, self.kept = self.kept, []
+        analyze_ahead([Subject(row, p, program_of(row, p)) for row, p in kept], self.names)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.flush()  # before xdist's "workerfinished": the controller scores after it
+
+
+def analyze_later(config: pytest.Config, reward: str, row: dict[str, Any], problem: Any) -> None:
+    """Keep a sample judged in this worker for :class:`AnalyzeAhead` (a no-op outside a
+    worker: the one process scores it itself, and would only analyze it twice)."""
+    if not hasattr(config, "workerinput"):
+        return
+    if _AHEAD not in config.stash:
+        config.stash[_AHEAD] = _register(config, reward)
+    ahead = config.stash[_AHEAD]
+    if ahead is not None:
+        ahead.add(row, problem)
+
+
+def _register(config: pytest.Config, reward: str) -> AnalyzeAhead | None:
+    from harness.reward import analyzers_read, load_reward_config
+
+    try:
+        names = analyzers_read(load_reward_config(reward))
+    except (OSError, ValueError):  # the controller checked it; its scoring says what is wrong
+        return None
+    ahead = AnalyzeAhead(names)
+    config.pluginmanager.register(ahead, "codeeval-analyze-ahead")
+    return ahead
