@@ -166,7 +166,10 @@ class EvalSession:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["codeeval_suite_dir"] = str(self.root)
         from plugin.batch import SETTINGS_KEY, node_settings
+        from plugin.queueing import queue_without_debug_lines
         from plugin.remote import prepare_node
+
+        queue_without_debug_lines(node)  # its messages: no debug line built unless --debug
 
         prepare_node(self.config, node, self.root)  # remote workers get the suite itself
         settings = node_settings(self.config, node)  # local workers report in batches

@@ -42,6 +42,7 @@ from xdist.workermanage import WorkerController
 
 counts = {}
 _original = WorkerController.process_from_remote
+_notify = WorkerController.notify_inproc
 
 
 def _counted(self, eventcall):
@@ -50,9 +51,15 @@ def _counted(self, eventcall):
     return _original(self, eventcall)
 
 
+def _formatted(self, eventname, **kwargs):  # xdist's own: it formats its debug line first
+    counts["debug lines"] = counts.get("debug lines", 0) + 1
+    return _notify(self, eventname, **kwargs)
+
+
 def pytest_configure(config):
     if not hasattr(config, "workerinput"):
         WorkerController.process_from_remote = _counted
+        WorkerController.notify_inproc = _formatted
 
 
 def pytest_unconfigure(config):
@@ -125,11 +132,31 @@ def test_sample_reports_come_in_batches_with_the_same_rows_and_output(
     assert counts.get("testreport", 0) == 0, counts  # every sample's report came in a batch
     assert counts.get("logstart", 0) == 0, counts
     assert counts["runtest_protocol_complete"] < 90 / 4, counts
+    # plugin.queueing: no message was formatted into xdist's debug line, off without --debug
+    assert counts.get("debug lines", 0) == 0, counts
     # The terminal shows what pytest shows for these items: a letter per sample, in the
     # order they were reported (-n 0: the samples' order), and the same counts.
     assert sorted(progress(spread)) == sorted(progress(alone))
     assert len(progress(spread)) == 90
     assert spread.parseoutcomes() == alone.parseoutcomes() == {"failed": 30, "passed": 60}
+
+
+@pytest.mark.timeout(300)
+def test_with_debug_on_xdist_writes_its_own_lines(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--debug`` turns xdist's debug lines on: then each message is queued as xdist queues
+    it, its line formatted and written (plugin.queueing leaves them alone)."""
+    pytester.makepyfile(counter=COUNTER)
+    counts_file = pytester.path / "counts.json"
+    monkeypatch.setenv("MESSAGE_COUNTS", str(counts_file))
+    path = os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")]))
+    monkeypatch.setenv("PYTHONPATH", path)
+    result, rows = evaluate(pytester, samples(4), "-n", "2", "-p", "counter", "--debug")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED and len(rows) == 4
+    counts = json.loads(counts_file.read_text())
+    assert counts["debug lines"] >= counts["runtest_protocol_complete"] > 0, counts
+    assert "queuing runtest_protocol_complete" in result.stderr.str()
 
 
 @pytest.mark.timeout(300)
