@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from radon.complexity import cc_visit
 from radon.metrics import h_visit, mi_visit
 from radon.raw import analyze
@@ -116,6 +118,37 @@ def test_cache_hits_in_memory_and_on_disk_and_versions_split_it(
     monkeypatch.setattr(ANALYZERS["radon"], "version", "test-2")
     run_analyzers(batch, names, fresh)
     assert calls == [4]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(1, 7), min_size=1, max_size=12),
+    st.integers(2, 10),
+    st.integers(1, 5),
+)
+def test_the_disk_layer_keeps_at_most_its_limit_and_the_newest_reports(
+    batches: list[int], limit: int, prune_every: int
+) -> None:
+    """Stores of any sizes: after each count of the disk's entries (every ``prune_every``
+    stores) there are at most ``limit``, the oldest gone first, and the report stored last is
+    always still there, in memory and for a fresh process alike."""
+    import sqlite3
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "c.sqlite"
+        cache = AnalyzerCache(path, disk_limit=limit, prune_every=prune_every)
+        keys: list[str] = []
+        for size in batches:
+            new = [f"k{len(keys) + i}" for i in range(size)]
+            cache.put_many((key, {"n": int(key[1:])}) for key in new)
+            keys += new
+            with sqlite3.connect(path) as db:
+                kept = [k for (k,) in db.execute("SELECT key FROM reports ORDER BY rowid")]
+            if cache._stored == 0:  # it has just counted
+                assert len(kept) <= limit
+            assert kept == keys[len(keys) - len(kept) :]  # the newest, in the order stored
+            assert AnalyzerCache(path).get_many([keys[-1]]) == {keys[-1]: {"n": len(keys) - 1}}
 
 
 def test_types_checks_each_parsing_program_even_with_a_broken_one_in_the_batch(

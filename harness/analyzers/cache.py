@@ -3,7 +3,9 @@
 RL batches repeat themselves (the same completion sampled twice, the same program scored in
 every turn), so static reports are kept in memory and on disk in SQLite under
 ``$CODEEVAL_CACHE`` (default ``~/.cache/codeeval``). Lookups and stores are batched: one query
-per analyzer per batch.
+per analyzer per batch. Both layers are bounded: a reward server scoring a thousand new
+programs a second would otherwise add a few hundred MB to the file every hour. On disk the
+reports written longest ago go first (``DISK_LIMIT``, checked every ``PRUNE_EVERY`` stores).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from harness.paths import cache_dir
 from harness.records import Problem
 
 MEMORY_LIMIT = 200_000  # entries; the memory layer is cleared when it grows past this
+DISK_LIMIT = 2_000_000  # entries on disk (a few hundred bytes each); the oldest go past it
+PRUNE_EVERY = 20_000  # stores by this process between two counts of the disk's entries
 
 
 def problem_fingerprint(problem: Problem | None) -> str:
@@ -42,12 +46,17 @@ def cache_key(name: str, version: str, program: str, fingerprint: str) -> str:
 class AnalyzerCache:
     """A memory dict in front of a SQLite table ``reports(key, report)``."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(
+        self, path: Path | None = None, disk_limit: int = DISK_LIMIT, prune_every: int = PRUNE_EVERY
+    ) -> None:
         self.path = path if path is not None else cache_dir() / "analyzers.sqlite"
         self.memory: dict[str, dict[str, Any]] = {}
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()
         self.disk_error: str | None = None
+        self.disk_limit = disk_limit
+        self.prune_every = prune_every
+        self._stored = 0  # since the last count
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._db is None and self.disk_error is None:
@@ -96,9 +105,24 @@ class AnalyzerCache:
                     "INSERT OR REPLACE INTO reports VALUES (?, ?)",
                     [(k, json.dumps(r)) for k, r in items],
                 )
+                self._stored += len(items)
+                if self._stored >= self.prune_every:
+                    self._stored = 0
+                    self._prune(db)
                 db.commit()
             except sqlite3.Error as exc:
                 self.disk_error = f"{self.path}: {exc}"
+
+    def _prune(self, db: sqlite3.Connection) -> None:
+        """Past ``disk_limit`` entries, drop the oldest (a replaced report counts as new), down
+        to nine tenths of the limit so that the next prune is a while away."""
+        (count,) = db.execute("SELECT COUNT(*) FROM reports").fetchone()
+        if count > self.disk_limit:
+            db.execute(
+                "DELETE FROM reports WHERE rowid IN "
+                "(SELECT rowid FROM reports ORDER BY rowid LIMIT ?)",
+                (count - self.disk_limit * 9 // 10,),
+            )
 
 
 _shared: dict[Path, AnalyzerCache] = {}
