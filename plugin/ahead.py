@@ -8,6 +8,8 @@ work. Each worker instead makes those reports for the samples it judged, a few d
 time between samples (while its fork server already runs the next ones) and the rest before
 its session ends, into the shared analyzers' cache: the controller's scoring finds them there
 (:func:`harness.analyzers.analyze_ahead`, which ``evaluate(workers=N)``'s workers use too).
+Only local workers do it: a worker sent the suite (:mod:`plugin.remote`) has a cache of its
+own, which the controller never reads.
 """
 
 from __future__ import annotations
@@ -45,9 +47,13 @@ class AnalyzeAhead:
 
 
 def analyze_later(config: pytest.Config, reward: str, row: dict[str, Any], problem: Any) -> None:
-    """Keep a sample judged in this worker for :class:`AnalyzeAhead` (a no-op outside a
-    worker: the one process scores it itself, and would only analyze it twice)."""
-    if not hasattr(config, "workerinput"):
+    """Keep a sample judged in this worker for :class:`AnalyzeAhead`. A no-op outside a
+    worker (the one process scores it itself) and in a worker sent the suite (a remote one,
+    whose cache the controller does not read)."""
+    from plugin.remote import ARCHIVE_KEY
+
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or workerinput.get(ARCHIVE_KEY) is not None:
         return
     if _AHEAD not in config.stash:
         config.stash[_AHEAD] = _register(config, reward)

@@ -64,9 +64,11 @@ def test_llm_reward_weighted_adds_analyzers_reward_parts_and_feedback(
 def test_with_workers_a_rewards_per_program_reports_are_made_where_samples_are_judged(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``-n 2 --llm-reward code_levels``: each xdist worker makes the syntax and structure
-    reports of the samples it judged (plugin.ahead), so the controller, which scores every
-    row at the end, walks no program itself; its rows are those of a run without workers."""
+    """``-n 2 --llm-reward code_levels``: each local xdist worker makes the syntax and
+    structure reports of the samples it judged (plugin.ahead), so the controller, which scores
+    every row at the end, walks no program itself. A worker sent the suite (``--llm-ship
+    always``, as remote ones are) keeps a cache the controller never reads, so it leaves them
+    to the controller, as ``-n 0`` does. The rows are the same every way."""
     from harness.analyzers.structure import StructureAnalyzer
 
     analyzed_here: list[str] = []
@@ -83,21 +85,22 @@ def test_with_workers_a_rewards_per_program_reports_are_made_where_samples_are_j
         for i in range(12)
     ]
     samples = write_jsonl(pytester.path / "samples.jsonl", [*SAMPLES, *many])
-    rows = {}
-    for workers in ("2", "0"):
-        monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / f"cache-{workers}"))  # both cold
-        out = pytester.path / f"out-{workers}"
+    rows = []
+    for number, options in enumerate([("-n", "2"), ("-n", "2", "--llm-ship", "always"), ()]):
+        monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / f"cache-{number}"))  # each cold
+        analyzed_here.clear()
+        out = pytester.path / f"out-{number}"
         result = pytester.runpytest(
-            "--llm-eval", f"jsonl:{suite}", "--llm-samples", str(samples), "-n", workers,
+            "--llm-eval", f"jsonl:{suite}", "--llm-samples", str(samples), *options,
             "--llm-reward", "code_levels", "--llm-out", str(out), "-p", "no:codeeval_gate",
         )  # fmt: skip
         assert result.ret == pytest.ExitCode.TESTS_FAILED
-        rows[workers] = [
-            {k: v for k, v in row.items() if k not in ("duration_s", "execution", "cases")}
-            for row in map(json.loads, (out / "results.jsonl").open())
-        ]
-        if workers == "2":
-            assert analyzed_here == []
-    assert len(analyzed_here) == len(SAMPLES) + len(many)  # -n 0: the one process, as before
-    assert rows["2"] == rows["0"]
-    assert {r["analyzers"]["syntax"]["ok"] for r in rows["2"]} == {True, False}
+        rows.append(
+            [
+                {k: v for k, v in row.items() if k not in ("duration_s", "execution", "cases")}
+                for row in map(json.loads, (out / "results.jsonl").open())
+            ]
+        )
+        assert len(analyzed_here) == (0 if number == 0 else len(SAMPLES) + len(many)), options
+    assert rows[0] == rows[1] == rows[2]
+    assert {r["analyzers"]["syntax"]["ok"] for r in rows[0]} == {True, False}
