@@ -6,13 +6,14 @@ answers on the stdout it was started with: each sample's ``results.jsonl`` row a
 JSON, then ``{"done": true}``. Before that line it runs the job's ``analyze`` analyzers that
 cost the same per program on the rows it judged, into the shared cache, where the caller's
 reward scoring finds them (:func:`harness.analyzers.analyze_ahead`): that work is spread over
-the workers instead of done one row after another in the caller. Rows are written in batches (``ROWS_PER_WRITE``, or once the oldest has
-waited ``ROWS_AGE_S``, and at the end of the job): a line read is a wake-up of the caller's
-thread, which cost it more CPU than reading the row. The index of the sample it is judging
-sits in an 8-byte file the pool shares (its descriptor in ``SLOT_ENV``; -1 between samples),
-so the pool knows which sample a dead worker was judging even when the rows before it were not
-written yet. Its own fd 1 points at stderr, so nothing a check prints can reach the answer
-channel. It stays up between jobs: its fork server and check modules stay warm.
+the workers instead of done one row after another in the caller. Rows are written in batches
+(``ROWS_PER_WRITE``, or once the oldest has waited ``ROWS_AGE_S``, and at the end of the job): a
+line read is a wake-up of the caller's thread, which cost it more CPU than reading the row. The
+index of the sample it is judging sits in an 8-byte file the pool shares (its descriptor in
+``SLOT_ENV``; -1 between samples), so the pool knows which sample a dead worker was judging even
+when the rows before it were not written yet. Its own fd 1 points at stderr, so nothing a check
+prints can reach the answer channel. It stays up between jobs: its fork server and check modules
+stay warm.
 """
 
 from __future__ import annotations
