@@ -50,10 +50,9 @@ def analyze_later(config: pytest.Config, reward: str, row: dict[str, Any], probl
     """Keep a sample judged in this worker for :class:`AnalyzeAhead`. A no-op outside a
     worker (the one process scores it itself) and in a worker sent the suite (a remote one,
     whose cache the controller does not read)."""
-    from plugin.remote import ARCHIVE_KEY
+    from plugin.lookup import SHIPPED_SUITE
 
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is None or workerinput.get(ARCHIVE_KEY) is not None:
+    if not hasattr(config, "workerinput") or config.stash.get(SHIPPED_SUITE, False):
         return
     if _AHEAD not in config.stash:
         config.stash[_AHEAD] = _register(config, reward)

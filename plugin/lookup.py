@@ -15,6 +15,9 @@ _roots: dict[Path, Path | None] = {}
 ROW_ATTR = "codeeval_row"  # a sample item's call report: [task id, sample id, row's JSON text]
 NEXT_ITEM = pytest.StashKey["pytest.Item | None"]()  # set by plugin.protocol
 _WORKER = pytest.StashKey[Any]()  # xdist's worker-side plugin, or None
+# In a worker that runs a copy of the suite sent to it (plugin.remote): its caches are not the
+# controller's.
+SHIPPED_SUITE = pytest.StashKey[bool]()
 
 
 def queued_items(config: pytest.Config, limit: int) -> list[pytest.Item] | None:

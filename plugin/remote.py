@@ -302,6 +302,9 @@ def worker_suite_dir(config: pytest.Config) -> str | None:
     archive = workerinput.get(ARCHIVE_KEY)
     suite_dir = workerinput.get("codeeval_suite_dir")
     if archive is not None:
+        from plugin.lookup import SHIPPED_SUITE
+
+        config.stash[SHIPPED_SUITE] = True
         home = _own_folder(config, workerinput)
         suite_dir = str(home / "suite")
         try:
