@@ -5,8 +5,9 @@ The controller scores every row at the end of the session (:mod:`plugin.session`
 after another. The reward's ``syntax`` and ``structure`` analyzers, and the feedback text that
 reads them, parse and walk every program there: about half a millisecond a sample of serial
 work. Each worker instead makes those reports for the samples it judged, a few dozen at a
-time between samples (while its fork server already runs the next ones) and the rest before
-its session ends, into the shared analyzers' cache: the controller's scoring finds them there
+time between samples (after an item's protocol, outside its pytest-timeout guard, while the
+fork server already runs the next ones) and the rest before its session ends, into the shared
+analyzers' cache: the controller's scoring finds them there
 (:func:`harness.analyzers.analyze_ahead`, which ``evaluate(workers=N)``'s workers use too).
 Only local workers do it: a worker sent the suite (:mod:`plugin.remote`) has a cache of its
 own, which the controller never reads.
@@ -14,6 +15,7 @@ own, which the controller never reads.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -31,8 +33,16 @@ class AnalyzeAhead:
 
     def add(self, row: dict[str, Any], problem: Any) -> None:
         self.kept.append((row, problem))
-        if len(self.kept) >= AHEAD_EVERY:
-            self.flush()
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self) -> Generator[None, Any, Any]:
+        # After the item's protocol, outside pytest-timeout's guard of it: analyzing 64 long
+        # programs can take longer than a sample's own limit, and is no part of its verdict.
+        try:
+            return (yield)
+        finally:
+            if len(self.kept) >= AHEAD_EVERY:
+                self.flush()
 
     def flush(self) -> None:
         from harness.analyzers import Subject, analyze_ahead

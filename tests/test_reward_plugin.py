@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,59 @@ def test_with_workers_a_rewards_per_program_reports_are_made_where_samples_are_j
         assert len(analyzed_here) == (0 if number == 0 else len(SAMPLES) + len(many)), options
     assert rows[0] == rows[1] == rows[2]
     assert {r["analyzers"]["syntax"]["ok"] for r in rows[0]} == {True, False}
+
+
+# Loaded with -p in the controller and the workers: each sample's pytest-timeout guard is 1 s
+# (the controller compiles the suite with it), and in the workers analyzing ahead is slow (two
+# seconds a call) and happens every 4 samples.
+SLOW_AHEAD = """
+import time
+
+import harness.pipeline.compile
+
+harness.pipeline.compile._outer_timeout_s = lambda problem: 1
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        import harness.analyzers
+        import plugin.ahead
+
+        plugin.ahead.AHEAD_EVERY = 4
+        analyze_ahead = harness.analyzers.analyze_ahead
+
+        def slow(*args, **kwargs):
+            time.sleep(2.0)
+            return analyze_ahead(*args, **kwargs)
+
+        harness.analyzers.analyze_ahead = slow
+"""
+
+
+def test_analyzing_ahead_is_outside_each_samples_time_limit(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker analyzes its judged samples after an item's protocol, outside pytest-timeout's
+    guard of the item: analyzing long programs may take longer than a sample's own limit, and
+    must not fail the sample that happened to run last."""
+    monkeypatch.setenv("CODEEVAL_CACHE", str(tmp_path / "cache"))
+    pytester.makepyfile(slowahead=SLOW_AHEAD)
+    path = os.pathsep.join(filter(None, [str(pytester.path), os.environ.get("PYTHONPATH")]))
+    monkeypatch.setenv("PYTHONPATH", path)
+    suite = write_jsonl(pytester.path / "problems.jsonl", PROBLEMS)
+    right = [
+        {"task_id": "Toy/add", "sample_id": str(i), "completion": f"    return a + b + 0 * {i}\n"}
+        for i in range(12)
+    ]
+    samples = write_jsonl(pytester.path / "samples.jsonl", right)
+    out = pytester.path / "out"
+    result = pytester.runpytest_subprocess(
+        "--llm-eval", f"jsonl:{suite}", "--llm-samples", str(samples), "-n", "2",
+        "-p", "slowahead", "--llm-reward", "code_levels", "--llm-out", str(out),
+        "-p", "no:codeeval_gate", timeout=240,
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    rows = [json.loads(line) for line in (out / "results.jsonl").open()]
+    assert [r["status"] for r in rows] == ["passed"] * 12
+    module = next((out / "suite").rglob("test_*.py")).read_text()
+    assert "pytest.mark.timeout(1)" in module  # the guard the samples ran under
