@@ -45,11 +45,10 @@ class AnalyzeAhead:
                 self.flush()
 
     def flush(self) -> None:
-        from harness.analyzers import Subject, analyze_ahead
-        from harness.analyzers.base import program_of
+        from harness.analyzers import analyze_ahead
 
         kept, self.kept = self.kept, []
-        analyze_ahead([Subject(row, p, program_of(row, p)) for row, p in kept], self.names)
+        analyze_ahead(kept, self.names)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:

@@ -28,9 +28,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from harness.analyzers.bandit_scan import BanditAnalyzer
-from harness.analyzers.base import Analyzer, Report, Subject, error_report
+from harness.analyzers.base import Analyzer, Report, Subject, error_report, program_of
 from harness.analyzers.cache import AnalyzerCache, cache_key, problem_fingerprint, shared_cache
 from harness.analyzers.coverage_rate import CoverageAnalyzer
 from harness.analyzers.efficiency import EfficiencyAnalyzer
@@ -41,6 +42,7 @@ from harness.analyzers.style import StyleAnalyzer
 from harness.analyzers.syntax import SyntaxAnalyzer
 from harness.analyzers.types_check import TypesAnalyzer
 from harness.program_ast import MAX_ANALYZED_CHARS
+from harness.records import Problem
 
 ANALYZERS: dict[str, Analyzer] = {
     a.name: a
@@ -95,9 +97,12 @@ def run_analyzers(
     return results
 
 
-def analyze_ahead(subjects: Sequence[Subject], names: Sequence[str]) -> None:
+def analyze_ahead(
+    judged: Sequence[tuple[dict[str, Any], Problem | None]], names: Sequence[str]
+) -> None:
     """Store in the shared cache what the ``per_program`` analyzers among ``names`` report on
-    ``subjects``, for a caller that will ask :func:`run_analyzers` for them.
+    the programs of ``judged`` (result rows, each with its problem), for a caller that will
+    ask :func:`run_analyzers` for them.
 
     A judging worker calls it on the samples it judged, so that parsing and walking the
     programs is spread over the workers instead of done one program after another in the
@@ -106,8 +111,9 @@ def analyze_ahead(subjects: Sequence[Subject], names: Sequence[str]) -> None:
     made by the caller as before, so nothing is raised here.
     """
     ahead = [n for n in names if getattr(ANALYZERS.get(n), "per_program", False)]
-    if not ahead or not subjects:
+    if not ahead or not judged:
         return
+    subjects = [Subject(row, problem, program_of(row, problem)) for row, problem in judged]
     cache = shared_cache()
     try:
         run_analyzers(subjects, ahead, cache)

@@ -84,23 +84,14 @@ def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
         judge_suite(root, keys, emit, on_start=running)
         running(-1)
         if analyze:
+            from harness.analyzers import analyze_ahead
+
             write()  # the rows first: a worker lost while analyzing has judged them all
-            _analyze_ahead(judged, suite, analyze)
+            problems = suite.problems
+            analyze_ahead([(row, problems.get(str(row.get("task_id")))) for row in judged], analyze)
             judged.clear()
         kept.append(DONE)
         write()
-
-
-def _analyze_ahead(rows: list[dict[str, Any]], suite: Any, names: list[str]) -> None:
-    """The per-program reports of ``names`` on ``rows``' programs, into the shared cache."""
-    from harness.analyzers import Subject, analyze_ahead
-    from harness.analyzers.base import program_of
-
-    subjects = []
-    for row in rows:
-        problem = suite.problems.get(str(row.get("task_id")))
-        subjects.append(Subject(row, problem, program_of(row, problem)))
-    analyze_ahead(subjects, names)
 
 
 def _slot() -> Any:
