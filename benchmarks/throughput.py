@@ -113,6 +113,13 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _env_with_empty_cache(tmp: Path) -> dict[str, str]:
+    """:func:`_env` with a cache folder of its own, empty: a rewarded path analyzes a
+    trainer's new completions, while a cache kept from an earlier run would hold every report
+    of these very programs."""
+    return {**_env(), "CODEEVAL_CACHE": tempfile.mkdtemp(dir=tmp, prefix="cache-")}
+
+
 def run_plugin(args: list[str], out: Path, probe: Path | None = None) -> tuple[float, str]:
     command = [
         sys.executable, "-m", "pytest", *args, "--llm-out", str(out), "-q",
@@ -288,7 +295,7 @@ def time_evaluate(
     env = _env()
     if reward:
         command += ["--reward", reward]
-        env["CODEEVAL_CACHE"] = tempfile.mkdtemp(dir=tmp, prefix="evaluate-cache-")
+        env = _env_with_empty_cache(tmp)
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp)
     if proc.returncode != 0:
         raise SystemExit(f"evaluate() failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
@@ -302,9 +309,7 @@ def time_serve(rows: list[dict], workers: int, tmp: Path) -> dict[str, Any]:
 
     command = [sys.executable, "-m", "harness.cli", "serve", "--port", "0"]
     command += ["--workers", str(workers), "--max-queue-samples", str(max(4096, len(rows)))]
-    # The analyzers' cache starts empty, as it is for a trainer's new completions: a cache
-    # kept from an earlier run holds every report of these very programs.
-    env = {**_env(), "CODEEVAL_CACHE": str(tmp / "serve-cache")}
+    env = _env_with_empty_cache(tmp)  # its binary reward analyzes every program
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=tmp)
     try:
         assert server.stdout is not None
