@@ -32,7 +32,6 @@ Only plain local workers batch (the file is local); remote ones send per item as
 from __future__ import annotations
 
 import gc
-import json
 import mmap
 import os
 import struct
@@ -45,6 +44,7 @@ from typing import Any
 
 import pytest
 
+from harness.jsonlines import loads
 from plugin.lookup import ROW_ATTR
 from plugin.protocol import REPLAY
 from plugin.reports import PACKED, restore_tuples
@@ -122,7 +122,7 @@ class BatchReceiver:
                 self._lean = LeanReporting(self.config, self._dsession)
         _, text, rows, worker_id, testrun_uid = batch
         reports = []
-        for (index, data), row in zip(json.loads(text), rows, strict=True):
+        for (index, data), row in zip(loads(text), rows, strict=True):
             if self._lean is not None:
                 data.pop(REPLAY, None)  # given alone: its empty phases change nothing here
             del data["$report_type"]

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from harness.jsonlines import loads
+
 PACKED = "codeeval_packed_report"
 
 
@@ -33,7 +35,7 @@ def pytest_report_to_serializable(config: pytest.Config, report: Any) -> dict[st
 def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any]) -> Any:
     if PACKED not in data:
         return None
-    full = json.loads(data[PACKED])
+    full = loads(data[PACKED])
     # xdist adds item_index, worker_id and testrun_uid next to the packed report.
     full.update((key, value) for key, value in data.items() if key != PACKED)
     del full["$report_type"]

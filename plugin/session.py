@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from harness.jsonlines import loads
 from harness.pipeline.compile import PROBLEMS_FILE, SAMPLE_COSTS, SAMPLES_FILE, load_manifest
 from harness.pipeline.problem_file import ProblemFile
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, summarize
@@ -311,7 +312,7 @@ class EvalSession:
         ids = {sample_id: _natural(sample_id) for sample_id in {sample_id for _, sample_id in keys}}
         suite_of = self.problems.suite_of
         built.sort(key=lambda b: (suite_of(b[0][0]), tasks[b[0][0]], ids[b[0][1]]))
-        rows = [row if row is not None else json.loads(text) for _, row, text in built]
+        rows = [row if row is not None else loads(text) for _, row, text in built]
         reward = self.settings.get("reward")
         if reward:
             from harness.reward import load_reward_config, score_rows
@@ -463,4 +464,4 @@ def _natural(text: str) -> tuple[Any, ...]:
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     with open(path) as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        return [loads(line) for line in fh if line.strip()]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.jsonlines import loads
 from harness.paths import cache_dir
 from harness.records import Problem
 
@@ -86,7 +87,7 @@ class AnalyzerCache:
                     marks = ",".join("?" * len(chunk))
                     query = f"SELECT key, report FROM reports WHERE key IN ({marks})"
                     for key, text in db.execute(query, chunk):
-                        found[key] = self.memory[key] = json.loads(text)
+                        found[key] = self.memory[key] = loads(text)
             except sqlite3.Error as exc:
                 self.disk_error = f"{self.path}: {exc}"
         return found

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.jsonlines import loads
 from harness.pipeline.judge import Key
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row
 from harness.pipeline.runtime import loaded_suite
@@ -92,7 +93,7 @@ class _Worker:
             if line.startswith(DONE):
                 return
             text = line.rstrip("\n")
-            row = json.loads(text)
+            row = loads(text)
             key = (row["task_id"], row["sample_id"])
             rows[key], texts[key] = row, text
         raise WorkerDied(f"the judging worker exited with code {self._exit_code()}")

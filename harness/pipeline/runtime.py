@@ -7,12 +7,12 @@ cases of that sample (scheduled on the same worker: the plugin groups tests by f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from harness.completions import prompt_context
+from harness.jsonlines import loads
 from harness.language_hooks import LanguageHooks, hooks_for, language_of
 from harness.memo import IdentityMemo
 from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_file
@@ -148,7 +148,7 @@ class LoadedSuite:
         self.sample_rows: list[dict[str, Any]] = []  # samples.jsonl, in its order
         with open(root / SAMPLES_FILE) as fh:
             for line in fh:
-                row = json.loads(line)
+                row = loads(line)
                 self.sample_rows.append(row)
                 self.programs[(row["task_id"], row["sample_id"])] = row["program"]
                 self.sample_ids.setdefault(row["task_id"], []).append(row["sample_id"])
