@@ -50,12 +50,14 @@ def queued_items(config: pytest.Config, limit: int) -> list[pytest.Item] | None:
 
 
 def suite_root(test_file: Path) -> Path | None:
-    """The compiled suite folder that holds ``test_file`` (looked up once per file)."""
-    if test_file not in _roots:
+    """The compiled suite folder that holds ``test_file`` (looked up once per folder: a suite's
+    hundreds of modules share a few)."""
+    folder = test_file.parent
+    if folder not in _roots:
         from harness.pipeline.compile import find_suite_root
 
-        _roots[test_file] = find_suite_root(test_file.parent)
-    return _roots[test_file]
+        _roots[folder] = find_suite_root(folder)
+    return _roots[folder]
 
 
 def suite_of(test_file: Path) -> Any:
