@@ -36,6 +36,7 @@ from starlette.routing import Route
 from harness.rewardapi.codedata import suite_for
 from harness.rewardapi.engine import log_unjudged, masked_row
 from harness.rewardapi.neutral import DEFAULT_NEUTRAL, RunningMeans, neutral_scores
+from harness.service.answers import Answer
 from harness.service.batcher import (
     Batcher,
     BoundedQueue,
@@ -157,7 +158,7 @@ async def respond(state: ServiceState, work: Any) -> Response:
     if reply.status == 401:
         headers["WWW-Authenticate"] = "Bearer"
     state.metrics.request_done(reply.status, time.monotonic() - started)
-    return JSONResponse(reply.body, status_code=reply.status, headers=headers)
+    return Answer(reply.body, status_code=reply.status, headers=headers)
 
 
 def openrlhf_body(

@@ -1,0 +1,48 @@
+"""The server's answers, encoded by orjson, read as Starlette's own JSON answers read."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+from starlette.responses import JSONResponse
+
+from harness.service import answers
+from harness.service.answers import Answer
+
+# What a row holds, with what orjson refuses: integers past 64 bits, keys that are not strings.
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**63, max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(), inner, max_size=4)
+        | st.dictionaries(st.integers(), inner, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_values)
+def test_an_answer_reads_as_starlette_s_answer_reads(value):
+    ours, theirs = Answer(value).body, JSONResponse(value).body
+    assert json.dumps(json.loads(ours)) == json.dumps(json.loads(theirs))
+    assert Answer(value).headers["content-type"] == "application/json"
+
+
+def test_a_nan_is_sent_as_null_where_starlette_fails_the_request():
+    body = {"reward": math.nan, "parts": {"speed": math.inf}}
+    assert json.loads(Answer(body).body) == {"reward": None, "parts": {"speed": None}}
+
+
+def test_the_fast_encoder_is_installed():
+    assert answers.orjson is not None
