@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given
@@ -71,6 +73,22 @@ def test_nesting_json_reads_is_read_alike():
 def test_an_integer_past_64_bits_stays_exact(text):
     assert _same(loads(text), json.loads(text))
     assert _same(loads(text.encode()), json.loads(text))
+
+
+def test_without_orjson_json_parses_alone():
+    # A platform without orjson's wheel: the module imports, and every value is json's.
+    code = (
+        "import sys; sys.modules['orjson'] = None\n"
+        "from harness import jsonlines\n"
+        "assert jsonlines.orjson is None\n"
+        f"assert jsonlines.loads({_TEXT!r}) == {json.loads(_TEXT)!r}\n"
+        "print('ok')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+_TEXT = '{"a": [1, 2.5, "x", null, true], "big": 123456789012345678901}'
 
 
 def test_the_fast_parser_is_installed():

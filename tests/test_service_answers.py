@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -42,6 +44,17 @@ def test_an_answer_reads_as_starlette_s_answer_reads(value):
 def test_a_nan_is_sent_as_null_where_starlette_fails_the_request():
     body = {"reward": math.nan, "parts": {"speed": math.inf}}
     assert json.loads(Answer(body).body) == {"reward": None, "parts": {"speed": None}}
+
+
+def test_without_orjson_starlette_encodes():
+    code = (
+        "import sys; sys.modules['orjson'] = None\n"
+        "from harness.service import answers\n"
+        "assert answers.orjson is None\n"
+        "print(answers.Answer({'rows': [{'reward': 1.0, 'k': 'é'}]}).body.decode())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == '{"rows":[{"reward":1.0,"k":"é"}]}', done.stderr
 
 
 def test_the_fast_encoder_is_installed():
