@@ -231,9 +231,12 @@ def test_humaneval_and_mbpp_names_map_to_the_suites(in_tmp: Path) -> None:
 
 
 def test_rows_that_cannot_be_judged_are_masked_and_logged_never_raised(
-    in_tmp: Path, caplog: pytest.LogCaptureFixture
+    in_tmp: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import harness.rewardapi.verl as adapter
+
     caplog.set_level("DEBUG", logger="harness.rewardapi.verl")
+    monkeypatch.setattr(adapter, "_scorers", {})  # a fresh process: only this test's judgments
     worker = RewardLoopWorker(verl_config(in_tmp))
     bad = [
         ("humaneval", None, "x"),  # no ground truth
@@ -245,11 +248,15 @@ def test_rows_that_cannot_be_judged_are_masked_and_logged_never_raised(
     good = [
         ("humaneval", "HumanEval/53", "    return x + y\n"),
         ("humaneval", "HumanEval/53", "    return x - y\n"),
+        ("humaneval", "HumanEval/53", "    return x + y\n"),
     ]
-    scores, extra = score(worker, good + bad)
-    assert scores[:2] == [1.0, 0.0]
-    assert extra["unscored"].tolist() == [0.0, 0.0] + [1.0] * len(bad)
-    assert all(s not in (0.0, None) for s in scores[2:])  # neutral, never a fixed 0
+    # verl scores each sample on its own, all at once: judged first, so the running mean the
+    # unjudged rows fall back on is known (none of them names a judged problem)
+    scores, extra = score(worker, good)
+    assert scores == [1.0, 0.0, 1.0]
+    scores, extra = score(worker, bad)
+    assert extra["unscored"].tolist() == [1.0] * len(bad)
+    assert scores == pytest.approx([2 / 3] * len(bad))  # neutral: the running mean, never 0
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for reason in (
         "ground_truth: missing",
