@@ -214,6 +214,7 @@ def _item_seconds(junit: Path) -> dict[str, float]:
     return {case.get("name", ""): float(case.get("time", 0)) for case in root.iter("testcase")}
 
 
+@pytest.mark.slow  # whole sessions of hostile samples
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_hostile_values_fail_fast_and_every_sample_has_a_row(
     pytester: pytest.Pytester, workers: str

@@ -126,6 +126,7 @@ def _rows(pytester: pytest.Pytester) -> dict[str, dict]:
     return {(r["task_id"], r["sample_id"]): r for r in map(json.loads, lines)}
 
 
+@pytest.mark.slow  # a whole mined suite end to end
 def test_every_reference_passes_in_a_real_pytest_session(
     pytester: pytest.Pytester, mined: dict
 ) -> None:
@@ -212,6 +213,7 @@ def test_wrong_and_adversarial_answers_fail(pytester: pytest.Pytester, mined: di
     assert "test_slugify_separator: failed" in wrong[0]["message"]
 
 
+@pytest.mark.slow  # the command end to end
 def test_codeeval_mine_command(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = tmp_path / "suite.jsonl"

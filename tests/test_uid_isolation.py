@@ -88,6 +88,7 @@ def _threads_pass(box: Sandbox) -> None:
     assert case.values == [list(range(8))]
 
 
+@pytest.mark.slow  # 16 s of a hog under load
 def test_a_hog_in_another_worker_leaves_this_workers_samples_their_limit(use_bwrap: bool) -> None:
     settings = SandboxSettings(use_bwrap=use_bwrap)
     with Sandbox(settings) as hog_box, Sandbox(settings) as box:
@@ -101,6 +102,7 @@ def test_a_hog_in_another_worker_leaves_this_workers_samples_their_limit(use_bwr
             hog.join()
 
 
+@pytest.mark.slow  # 16 s of a hog under load
 def test_a_hog_in_another_run_on_the_machine_leaves_this_run_its_limit(use_bwrap: bool) -> None:
     script = textwrap.dedent(
         f"""
