@@ -1,8 +1,12 @@
-"""An evaluation session loads only what it uses: no hypothesis in any process, start to end."""
+"""An evaluation session loads only what it uses, as Python loads it: no hypothesis in any
+process, start to end, and the product's modules not through pytest's assertion rewriting
+(where it cannot cache, that re-compiles each of them in every process: ``plugin/__init__``)."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,10 +14,13 @@ import pytest
 from tests.test_plugin import PROBLEMS, SAMPLES, write_jsonl
 
 # Written by every process of the session (controller and xdist workers) as it ends: whether
-# hypothesis was ever imported there, and whether its pytest plugin was still registered.
+# hypothesis was ever imported there, whether its pytest plugin was still registered, and which
+# of the product's modules pytest's assertion-rewriting hook loaded.
 RECORDER = """
 import json, os, sys
 import pytest
+
+PRODUCT = ("configs", "harness", "plugin", "suites", "trainers")
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
@@ -21,10 +28,19 @@ def pytest_unconfigure(config):
     record = {
         "hypothesis_imported": "hypothesis" in sys.modules,
         "hypothesis_plugin": config.pluginmanager.get_plugin("hypothesispytest") is not None,
+        "rewritten": sorted(
+            name
+            for name, module in list(sys.modules.items())
+            if name.partition(".")[0] in PRODUCT
+            and type(getattr(module, "__loader__", None)).__name__ == "AssertionRewritingHook"
+        ),
     }
     with open(os.path.join(os.environ["IMPORTS_DIR"], name + ".json"), "w") as fh:
         json.dump(record, fh)
 """
+
+# pytest imports these by name, and rewrites them: the package and what plugin.plugin loads
+PLUGIN_MODULES = {"plugin", "plugin.fixtures", "plugin.protocol", "plugin.reports"}
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -35,7 +51,7 @@ def test_no_process_of_an_evaluation_session_imports_hypothesis(
     records.mkdir()
     monkeypatch.setenv("IMPORTS_DIR", str(records))
     pytester.makepyfile(recorder=RECORDER)
-    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pytester.path), *sys.path]))
     suite = write_jsonl(pytester.path / "problems.jsonl", PROBLEMS)
     samples = write_jsonl(pytester.path / "samples.jsonl", SAMPLES[:2])
     result = pytester.runpytest_subprocess(
@@ -47,7 +63,9 @@ def test_no_process_of_an_evaluation_session_imports_hypothesis(
     expected = {"controller"} | {f"gw{i}" for i in range(int(workers))}
     assert set(seen) == expected
     for name, record in seen.items():
-        assert record == {"hypothesis_imported": False, "hypothesis_plugin": False}, name
+        assert not record["hypothesis_imported"] and not record["hypothesis_plugin"], name
+        # none of the hundred-odd modules the plugin modules import
+        assert set(record["rewritten"]) <= PLUGIN_MODULES, name
 
 
 def test_plain_pytest_sessions_keep_the_hypothesis_plugin(pytester: pytest.Pytester) -> None:
