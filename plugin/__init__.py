@@ -3,11 +3,12 @@
 pytest rewrites the asserts of every module of a distribution that registers a plugin, and
 caches the rewritten bytecode beside the source. Where it cannot write that cache
 (``PYTHONDONTWRITEBYTECODE=1``, as in most container images, or an install the user cannot
-write to), it parses and compiles each of them again in every process: 0.2-0.3 s of CPU at
-the start of each xdist worker and of the controller. The product's modules assert nothing a
-user reads (generated checks are rewritten by ``harness.pipeline.verdicts`` with a cache of
-its own), so this package's first import, which pytest makes before any other of them, takes
-them off pytest's list: they are imported as Python imports them, from their ``.pyc``.
+write to), it parses and compiles each of them again in every process: about 0.2 s of CPU at
+each xdist worker's start and 0.3-0.5 s at the controller's (docs/scaling.md). The product's
+modules assert nothing a user reads (generated checks are rewritten by
+``harness.pipeline.verdicts`` with a cache of its own), so this package's first import, which
+pytest makes before any other of them, takes them off pytest's list: they are imported as
+Python imports them, from their ``.pyc``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from plugin import PRODUCT_PACKAGES
 from tests.test_plugin import PROBLEMS, SAMPLES, write_jsonl
 
 # Written by every process of the session (controller and xdist workers) as it ends: whether
@@ -76,3 +77,12 @@ def test_plain_pytest_sessions_keep_the_hypothesis_plugin(pytester: pytest.Pytes
         """
     )
     assert pytester.runpytest_subprocess("-p", "no:codeeval_gate").ret == 0
+
+
+def test_the_packages_left_to_python_are_the_distributions() -> None:
+    """``plugin.PRODUCT_PACKAGES`` names what pyproject.toml packages, no more, no less."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert {pattern.rstrip("*") for pattern in include} == PRODUCT_PACKAGES
