@@ -17,11 +17,11 @@ from tests.test_plugin import PROBLEMS, SAMPLES, write_jsonl
 # Written by every process of the session (controller and xdist workers) as it ends: whether
 # hypothesis was ever imported there, whether its pytest plugin was still registered, and which
 # of the product's modules pytest's assertion-rewriting hook loaded.
-RECORDER = """
+RECORDER = (
+    f"PRODUCT = {tuple(sorted(PRODUCT_PACKAGES))!r}\n"
+    + """
 import json, os, sys
 import pytest
-
-PRODUCT = ("configs", "harness", "plugin", "suites", "trainers")
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
@@ -39,6 +39,7 @@ def pytest_unconfigure(config):
     with open(os.path.join(os.environ["IMPORTS_DIR"], name + ".json"), "w") as fh:
         json.dump(record, fh)
 """
+)
 
 # pytest imports these by name, and rewrites them: the package and what plugin.plugin loads
 PLUGIN_MODULES = {"plugin", "plugin.fixtures", "plugin.protocol", "plugin.reports"}
