@@ -72,6 +72,13 @@ def normalize_newlines(text: str) -> str:
 
 def code_blocks(text: str) -> list[CodeBlock]:
     """The fenced code blocks of a markdown text, in order."""
+    if "```" not in text and "~~~" not in text:
+        return []  # no line can open a fence (most completions: read for every sample)
+    return _scanned_blocks(text)
+
+
+def _scanned_blocks(text: str) -> list[CodeBlock]:
+    """:func:`code_blocks`, line by line."""
     blocks: list[CodeBlock] = []
     lines = normalize_newlines(text).split("\n")
     i = 0
@@ -109,6 +116,16 @@ def defines_name(code: str, name: str | None) -> bool:
     """Whether ``code`` defines ``name`` at top level (def, class, or assignment)."""
     if not name:
         return False
+    if name not in code and code.isascii():
+        # Every definition names it in the text, and Python's identifiers are the text's own
+        # unless non-ASCII letters are normalized (NFKC): a continuation, the common answer,
+        # is not parsed only to learn that.
+        return False
+    return _parsed_defines(code, name)
+
+
+def _parsed_defines(code: str, name: str) -> bool:
+    """:func:`defines_name`, from the parsed program (or its lines, when it does not parse)."""
     module = parse_program(code)
     if module is None:
         # Not valid Python: fall back to a line-based look at column 0.

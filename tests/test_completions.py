@@ -10,6 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.completions import (
+    _parsed_defines,
+    _scanned_blocks,
     assemble_program,
     code_blocks,
     defines_name,
@@ -195,6 +197,69 @@ def test_one_megabyte_completion() -> None:
 )
 def test_defines_name(code: str, defines: bool) -> None:
     assert defines_name(code, "f") is defines
+
+
+def test_a_name_spelled_with_compatibility_letters_is_still_defined() -> None:
+    # Python reads identifiers in NFKC: "\ufb01nd" (with the fi ligature) binds "find", though
+    # the text never holds "find"; the quick look for the name must not decide this one.
+    code = "\ufb01nd = lambda xs: xs\n"
+    assert "find" not in code
+    assert defines_name(code, "find") is True
+    assert assemble_program(he_problem(entry_point="find"), code).kind == "solution"
+
+
+# Python-like text: the words a definition is made of, names among them, any layout.
+PYTHONISH = st.lists(
+    st.sampled_from(
+        [
+            "def ",
+            "async ",
+            "class ",
+            "f",
+            "g",
+            "find",
+            "\ufb01nd",
+            "fx",
+            " = ",
+            ": int",
+            "(",
+            ")",
+            ":",
+            "\n",
+            "    ",
+            "\t",
+            "import ",
+            "from m import ",
+            " as ",
+            ",",
+            "lambda x: x",
+            "#",
+            "return ",
+            "'f'",
+            "```",
+            "~~~",
+            "python",
+            "\r\n",
+            "x",
+        ]
+    ),
+    max_size=40,
+).map("".join)
+ANY_TEXT = st.one_of(PYTHONISH, st.text(max_size=300))
+
+
+@settings(max_examples=400, deadline=None)
+@given(code=ANY_TEXT, name=st.sampled_from(["f", "find", "fx", "g"]))
+def test_the_quick_look_for_a_definition_agrees_with_parsing(code: str, name: str) -> None:
+    # Each sample's completion is asked whether it defines the entry point; most never name
+    # it, and are answered without a parse. The answer must be the parse's.
+    assert defines_name(code, name) is _parsed_defines(code, name)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=ANY_TEXT)
+def test_the_quick_look_for_fences_agrees_with_the_scan(text: str) -> None:
+    assert code_blocks(text) == _scanned_blocks(text)
 
 
 PROSE = st.text(st.characters(blacklist_characters="`", blacklist_categories=("Cs",)), max_size=200)
