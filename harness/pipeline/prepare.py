@@ -13,13 +13,14 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.pipeline.compile import CompiledSuite, SuiteSettings, compile_suite
 from harness.pipeline.steps import run_problem_steps
 from harness.pipeline.timeouts import prepare_problems
 from harness.records import EVERY_CASE, MEMORY_MB, Problem, Sample
-from harness.sandbox import SandboxSettings
+from harness.sandbox import Sandbox, SandboxSettings
+from harness.sandbox.probe import ProbedFirst, SandboxUnusable, check_sandbox, start_probe
 from harness.sandbox.shared import shared_sandbox
 
 
@@ -100,14 +101,17 @@ def hidden_sources(problems: Iterable[Problem]) -> list[str]:
 
 def sandbox_settings_for(memory_mb: int, hide_paths: Sequence[str]) -> SandboxSettings:
     """Settings of a sandbox whose real fork server has been seen to work."""
-    from harness.sandbox.probe import SandboxUnusable, check_sandbox
-
     settings = SandboxSettings(memory_mb=memory_mb, hide_paths=tuple(hide_paths))
+    _probed(settings)
+    return settings
+
+
+def _probed(settings: SandboxSettings) -> None:
+    """Raise :class:`RunSetupError` unless the sandbox ``settings`` describe can run candidates."""
     try:
         check_sandbox(settings)
     except SandboxUnusable as exc:
         raise RunSetupError("sandbox", str(exc)) from None
-    return settings
 
 
 def check_setup(
@@ -118,6 +122,15 @@ def check_setup(
     :class:`RunSetupError` within seconds. A caller with a long step before
     :func:`prepare_suite` (a model generating the samples) calls it first; the probe's
     outcome is cached, so :func:`prepare_suite` does not pay for it twice."""
+    reward_config, sandbox_settings = _unprobed_setup(problems, root, settings)
+    _probed(sandbox_settings)
+    return reward_config, sandbox_settings
+
+
+def _unprobed_setup(
+    problems: Sequence[Problem], root: Path, settings: RunSettings
+) -> tuple[Any, SandboxSettings]:
+    """:func:`check_setup` before its sandbox probe."""
     reward_config = load_reward(settings.reward)
     memory_mb = settings.memory_mb
     if reward_config is not None:
@@ -125,7 +138,8 @@ def check_setup(
     memory_mb = max([memory_mb, *(int(p.metadata.get(MEMORY_MB, 0)) for p in problems)])
     root.mkdir(parents=True, exist_ok=True)  # hidden from the first server start on
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
-    return reward_config, sandbox_settings_for(memory_mb, (*hidden, str(root)))
+    sandbox_settings = SandboxSettings(memory_mb=memory_mb, hide_paths=(*hidden, str(root)))
+    return reward_config, sandbox_settings
 
 
 def prepare_suite(
@@ -136,8 +150,12 @@ def prepare_suite(
     The reward config's allow-list joins each problem's dependencies, its limits bind the
     sandbox, and each problem gets per-case time limits from its reference (calibrated in
     the very sandbox the samples will run in: the suite folder and ``hide_paths`` hidden).
+    The sandbox is probed (:func:`check_setup`) while the suite is prepared: its server
+    starts and runs the probe beside this work, and nothing runs in it before the probe
+    passed.
     """
-    reward_config, sandbox_settings = check_setup(problems, root, settings)
+    reward_config, sandbox_settings = _unprobed_setup(problems, root, settings)
+    start_probe(sandbox_settings)
     memory_mb = sandbox_settings.memory_mb
     cap_s = None
     coverage = False
@@ -150,11 +168,15 @@ def prepare_suite(
     if every_case:
         problems = [_every_case(p) for p in problems]
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
-    sandbox = shared_sandbox(sandbox_settings)
-    problems = run_problem_steps(problems, sandbox)  # products' steps (plus cases) first
-    timed = prepare_problems(
-        problems, sandbox, coverage=coverage, override_s=settings.timeout_s, cap_s=cap_s
-    )
+    # The sandbox's own interface, each sample after the probe's verdict.
+    sandbox = cast(Sandbox, ProbedFirst(shared_sandbox(sandbox_settings), sandbox_settings))
+    try:
+        problems = run_problem_steps(problems, sandbox)  # products' steps (plus cases) first
+        timed = prepare_problems(
+            problems, sandbox, coverage=coverage, override_s=settings.timeout_s, cap_s=cap_s
+        )
+    except SandboxUnusable as exc:
+        raise RunSetupError("sandbox", str(exc)) from None
     suite_settings = SuiteSettings(
         memory_mb=memory_mb,
         coverage=coverage,
@@ -163,6 +185,7 @@ def prepare_suite(
         extra={**settings.extra, "timeout": settings.timeout_s},
     )
     compiled = compile_suite(timed, samples, root, suite_settings)
+    _probed(sandbox_settings)  # by now only the probe's own sample is left to wait for
     return PreparedSuite(root, timed, reward_config, compiled)
 
 

@@ -28,12 +28,16 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import harness.sandbox.bwrap as bwrap
 import harness.sandbox.mounts as mounts
 import harness.sandbox.uids as uids
 from harness.sandbox.api import CaseRequest, SampleExecution, SampleRequest, SandboxSettings
 from harness.sandbox.landlock_view import no_bwrap_guards
+
+if TYPE_CHECKING:
+    from harness.sandbox.sandbox import Sandbox
 
 # Standard-library modules that live on disk (most are not preloaded by the server), each
 # with a name it must define: an empty file over a hidden module would import fine.
@@ -69,6 +73,9 @@ class ProbeResult:
 
 
 _cache: dict[tuple[object, ...], ProbeResult | SandboxUnusable] = {}
+_running: dict[
+    tuple[object, ...], tuple[_RunningProbe, tuple[str, ...]]
+] = {}  # begun by start_probe, not yet seen
 _lock = threading.Lock()
 
 
@@ -80,26 +87,79 @@ def check_sandbox(settings: SandboxSettings | None = None) -> ProbeResult:
     (and numpy when it is installed here), with the hidden paths still hidden. Raises
     :class:`SandboxUnusable` with one message otherwise (bubblewrap's or the server's error
     included). The outcome, either way, is cached per process for equal settings, user,
-    interpreter, ``$HOME`` and ``CODEEVAL_SANDBOX``.
+    interpreter, ``$HOME`` and ``CODEEVAL_SANDBOX``. A probe begun by :func:`start_probe` is
+    waited for, not run again.
     """
     settings = settings or SandboxSettings()
-    key = (
-        settings,
-        os.environ.get(bwrap.ENV_SWITCH, ""),
-        os.path.expanduser("~"),
-        sys.executable,
-        os.getuid(),
-    )
+    key = _key(settings)
     with _lock:
         if key not in _cache:
             try:
-                _cache[key] = _probe(settings)
+                running, modules = _running.pop(key, None) or _begin(settings)
+                _cache[key] = running.finish(modules)
             except SandboxUnusable as exc:
                 _cache[key] = exc
         outcome = _cache[key]
     if isinstance(outcome, SandboxUnusable):
         raise SandboxUnusable(str(outcome))
     return outcome
+
+
+def start_probe(settings: SandboxSettings) -> None:
+    """Begin :func:`check_sandbox`'s probe and return at once: the fork server starts and runs
+    the probe's sample while the caller prepares its suite (a fifth of a second here), and
+    the caller's :func:`check_sandbox` then only waits for what is left. A probe that cannot
+    even begin is left for :func:`check_sandbox`, which begins it again and reports it."""
+    key = _key(settings)
+    with _lock:
+        if key in _cache or key in _running:
+            return
+        try:
+            _running[key] = _begin(settings)
+        except Exception:  # noqa: BLE001 - met again, and reported, by check_sandbox
+            pass
+
+
+class ProbedFirst:
+    """A sandbox that runs nothing before it has been probed.
+
+    Its first :meth:`submit` or :meth:`run` waits for :func:`check_sandbox` with ``settings``
+    (begun earlier by :func:`start_probe`, whose sample the server runs before any other) and
+    raises :class:`SandboxUnusable` when the probe failed: a reference calibrated in a sandbox
+    that cannot run candidates would be timed, and cached, wrongly. Everything else is the
+    wrapped sandbox's own.
+    """
+
+    def __init__(self, sandbox: Sandbox, settings: SandboxSettings):
+        self._sandbox = sandbox
+        self._settings = settings
+        self._probed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sandbox, name)
+
+    def submit(self, request: SampleRequest) -> int:
+        self._check()
+        return self._sandbox.submit(request)
+
+    def run(self, request: SampleRequest) -> SampleExecution:
+        self._check()
+        return self._sandbox.run(request)
+
+    def _check(self) -> None:
+        if not self._probed:
+            check_sandbox(self._settings)
+            self._probed = True
+
+
+def _key(settings: SandboxSettings) -> tuple[object, ...]:
+    return (
+        settings,
+        os.environ.get(bwrap.ENV_SWITCH, ""),
+        os.path.expanduser("~"),
+        sys.executable,
+        os.getuid(),
+    )
 
 
 def _checks() -> list[tuple[str, str]]:
@@ -195,7 +255,57 @@ def probe():
 """
 
 
-def _probe(settings: SandboxSettings) -> ProbeResult:
+class _RunningProbe:
+    """A probe's sample, run by a thread of its own while the caller goes on.
+
+    The server is started by the caller's thread (bubblewrap dies with the thread that
+    started it); the probe's thread waits for its greeting and the sample's answer.
+    """
+
+    def __init__(self, settings: SandboxSettings, sandbox: Sandbox, shared: bool, program: str):
+        self.settings = settings
+        self.sandbox = sandbox
+        self.shared = shared  # the process's shared sandbox (kept), or the probe's own (closed)
+        self.uses_bwrap = sandbox.uses_bwrap
+        self.start = time.monotonic()
+        self._result: SampleExecution | None = None
+        self._error: BaseException | None = None
+        case = CaseRequest("probe", "compare", calls=("candidate()",), timeout_s=PROBE_TIMEOUT_S)
+        request = SampleRequest(program, "probe", (case,), budget_s=PROBE_TIMEOUT_S, seed=0)
+        sandbox.start_soon()
+        self._thread = threading.Thread(
+            target=self._run, args=(request,), name="codeeval-probe", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, request: SampleRequest) -> None:
+        try:
+            self._result = self.sandbox.run(request)
+        except BaseException as exc:  # noqa: BLE001 - raised again by finish, in the caller
+            self._error = exc
+
+    def finish(self, modules: tuple[str, ...]) -> ProbeResult:
+        """The probe's verdict, once its sample has run (raises SandboxUnusable)."""
+        self._thread.join()
+        if not self.shared:
+            self.sandbox.close()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        duration = time.monotonic() - self.start
+        uid = _checked_uid(self.settings, self._result, self.uses_bwrap)
+        warning = None if self.uses_bwrap else f"bubblewrap is not used: {no_bwrap_guards().text}"
+        return ProbeResult(
+            uses_bwrap=self.uses_bwrap,
+            uid=uid,
+            modules=modules,
+            duration_s=duration,
+            warning=warning,
+        )
+
+
+def _begin(settings: SandboxSettings) -> tuple[_RunningProbe, tuple[str, ...]]:
+    """Start the probe's sample (and the server, when it is not running) without waiting."""
     from harness.sandbox.sandbox import Sandbox
     from harness.sandbox.shared import shared_sandbox
 
@@ -208,32 +318,20 @@ def _probe(settings: SandboxSettings) -> ProbeResult:
         max_processes=max(settings.max_processes, 8),
     )
     checks = _checks()
-    start = time.monotonic()
     # With the caller's own settings the probe runs on the process's shared fork server (the
     # one the run will use), so probing costs no extra server start.
     shared = probe_settings == settings
     sandbox = shared_sandbox(settings) if shared else Sandbox(probe_settings)
     try:
-        uses_bwrap = sandbox.uses_bwrap
-        markers = _markers(settings.hide_paths) if uses_bwrap or no_bwrap_guards().view else []
+        guarded = sandbox.uses_bwrap or no_bwrap_guards().view
+        markers = _markers(settings.hide_paths) if guarded else []
         program = f"CHECKS = {checks!r}\nMARKERS = {markers!r}\n{PROGRAM}"
-        case = CaseRequest("probe", "compare", calls=("candidate()",), timeout_s=PROBE_TIMEOUT_S)
-        result = sandbox.run(
-            SampleRequest(program, "probe", (case,), budget_s=PROBE_TIMEOUT_S, seed=0)
-        )
-    finally:
+        running = _RunningProbe(settings, sandbox, shared, program)
+    except BaseException:
         if not shared:
             sandbox.close()
-    duration = time.monotonic() - start
-    uid = _checked_uid(settings, result, uses_bwrap)
-    warning = None if uses_bwrap else f"bubblewrap is not used: {no_bwrap_guards().text}"
-    return ProbeResult(
-        uses_bwrap=uses_bwrap,
-        uid=uid,
-        modules=tuple(name for name, _ in checks),
-        duration_s=duration,
-        warning=warning,
-    )
+        raise
+    return running, tuple(name for name, _ in checks)
 
 
 def _checked_uid(settings: SandboxSettings, result: SampleExecution, uses_bwrap: bool) -> int:
