@@ -6,9 +6,11 @@ One :class:`EvalSession` is registered on the controller (never on xdist workers
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +47,13 @@ class EvalSession:
             self.settings = self._build_suite()
         # Parsed when first asked for: the controller needs most problems' suite alone.
         self.problems = ProblemFile(self.root / PROBLEMS_FILE)
-        self.samples = _read_jsonl(self.root / SAMPLES_FILE)
-        self._samples_by_key = {(s["task_id"], s["sample_id"]): s for s in self.samples}
+        # Read beside the workers' start (tens of milliseconds for thousands of samples, each
+        # with its program), not before it: the rows need them, the start does not.
+        samples_path = self.root / SAMPLES_FILE
+        samples_path.stat()  # a suite without it fails here, as it always did
+        reader = ThreadPoolExecutor(1, thread_name_prefix="codeeval-samples")
+        self._samples_future = reader.submit(_read_jsonl, samples_path)
+        reader.shutdown(wait=False)
         self._built: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
         # Rows built where the samples were judged (a sample item's call report carries its
         # row's JSON text): kept as text, parsed once at the end.
@@ -66,6 +73,15 @@ class EvalSession:
             config.args.append(str(self.root))
         else:
             config.args[:] = [str(self.root)]
+
+    @functools.cached_property
+    def samples(self) -> list[dict[str, Any]]:
+        """The suite's samples.jsonl rows, in its order."""
+        return self._samples_future.result()
+
+    @functools.cached_property
+    def _samples_by_key(self) -> dict[tuple[str, str], dict[str, Any]]:
+        return {(s["task_id"], s["sample_id"]): s for s in self.samples}
 
     # -- building the suite -------------------------------------------------------------------
     def _build_suite(self) -> dict[str, Any]:
