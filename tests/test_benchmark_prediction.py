@@ -1,0 +1,74 @@
+"""benchmarks/cpu_probe.py's model of a whole run at N cores: workers that join one by one
+judge from their own start on, and the run ends when the last sample is judged."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from cpu_probe import predicted_run_s  # noqa: E402
+
+seconds = st.floats(min_value=0.0, max_value=5.0, allow_nan=False)
+
+
+def parts(ready: float, spawn: float, boot: float, end: float) -> dict[str, float]:
+    return {
+        "controller_ready_s": ready,
+        "spawn_per_worker_s": spawn,
+        "worker_boot_s": boot,
+        "end_after_workers_s": end,
+    }
+
+
+@given(
+    samples=st.integers(1, 100_000),
+    workers=st.integers(1, 64),
+    rate=st.floats(1.0, 10_000.0),
+)
+def test_without_a_start_the_run_is_the_samples_at_the_rate(
+    samples: int, workers: int, rate: float
+) -> None:
+    got = predicted_run_s(parts(0, 0, 0, 0), samples, workers, rate)
+    assert abs(got - samples / rate) <= 1e-9 * max(1.0, samples / rate)
+
+
+@given(
+    ready=seconds,
+    spawn=seconds,
+    boot=seconds,
+    end=seconds,
+    samples=st.integers(1, 100_000),
+    workers=st.integers(1, 64),
+    rate=st.floats(1.0, 10_000.0),
+)
+def test_workers_joining_late_only_lengthen_the_run(
+    ready: float,
+    spawn: float,
+    boot: float,
+    end: float,
+    samples: int,
+    workers: int,
+    rate: float,
+) -> None:
+    got = predicted_run_s(parts(ready, spawn, boot, end), samples, workers, rate)
+    # No faster than every worker judging from the first one's start ...
+    assert got >= ready + boot + end + samples / rate - 1e-6
+    # ... nor slower than the last one's start followed by all the samples on every worker,
+    # or the first worker alone judging them all.
+    alone = ready + boot + end + samples / (rate / workers)
+    together = ready + (workers - 1) * spawn + boot + end + samples / rate
+    assert got <= min(alone, together) + 1e-6
+    slower = predicted_run_s(parts(ready, spawn + 0.01, boot, end), samples, workers, rate)
+    assert slower >= got - 1e-9
+
+
+def test_a_worker_that_joins_after_the_work_is_done_changes_nothing() -> None:
+    # Two workers at 10 samples/s together: the first alone judges 5/s and is done with 5
+    # samples after 1 s, long before the second would join at 100 s.
+    got = predicted_run_s(parts(0.0, 100.0, 0.0, 0.0), 5, 2, 10.0)
+    assert abs(got - 1.0) < 1e-9
