@@ -178,6 +178,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from plugin.session import EvalSession
 
         config.pluginmanager.register(EvalSession(config), "codeeval-session")
+        from plugin.spawn import start_workers_together
+
+        start_workers_together(config)  # xdist's local workers made at once, not in turn
         _collect_generated_modules(config)
         _quiet_failure_listing(config)
         _no_final_gc(config)
