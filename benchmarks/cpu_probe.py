@@ -147,12 +147,6 @@ def pytest_sessionstart(session: Any) -> None:
         _probe.mark("sessionstart")
 
 
-def pytest_xdist_newgateway(gateway: Any) -> None:
-    # xdist starts its workers one after another: each waits for the last one's interpreter.
-    if _probe is not None:
-        _probe.data.setdefault("gateways", []).append(time.time())
-
-
 def pytest_collection_finish(session: Any) -> None:
     if _probe is not None:
         _probe.mark("collected")
@@ -250,17 +244,18 @@ def summarize_probe(folder: Path, samples: int) -> dict[str, Any]:
 
 
 def _startup_parts(controller: dict[str, Any], workers: list[dict[str, Any]]) -> dict[str, float]:
-    """What a whole run's start and end are made of, for :func:`predicted_run_s`: the
-    controller's start to its session (seconds), xdist's start of each worker after the one
-    before (a worker's interpreter start: serial), a worker's own start to its first sample,
-    and the controller's end after the last worker ended."""
-    ready = controller["sessionstart"]["wall"] - controller["started"]
-    gateways = sorted(controller.get("gateways", []))
-    spawn = (gateways[-1] - controller["sessionstart"]["wall"]) / len(gateways) if gateways else 0.0
+    """What a whole run's start and end are made of, for :func:`predicted_run_s` (seconds):
+    the controller's start to its session; from there to the first worker's start, and each
+    next worker's start after the one before (xdist alone starts them in turn, each waiting
+    for the one before to answer: an interpreter's start); a worker's start to its first
+    sample; the controller's end after the last worker ended."""
+    session = controller["sessionstart"]["wall"]
+    starts = sorted(w["started"] for w in workers)
     boots = sorted(w["first"]["wall"] - w["started"] for w in workers)
     return {
-        "controller_ready_s": ready,
-        "spawn_per_worker_s": spawn,
+        "controller_ready_s": session - controller["started"],
+        "first_worker_after_s": max(0.0, starts[0] - session),
+        "next_worker_after_s": (starts[-1] - starts[0]) / max(1, len(starts) - 1),
         "worker_boot_s": boots[len(boots) // 2],
         "end_after_workers_s": controller["end"]["wall"] - max(w["end"]["wall"] for w in workers),
     }
@@ -268,12 +263,15 @@ def _startup_parts(controller: dict[str, Any], workers: list[dict[str, Any]]) ->
 
 def predicted_run_s(parts: dict[str, Any], samples: int, workers: int, rate: float) -> float:
     """A whole run's seconds with ``workers`` workers judging ``rate`` samples a second
-    together: the k-th worker (from 1) starts judging at ready + k spawns + its boot, and
-    each judges ``rate / workers`` a second from then until the last sample is done (a
-    worker's process starts ``k - 1`` spawns after the controller's session begins)."""
+    together: the k-th worker (from 0) starts ``first + k * next`` after the controller's
+    session begins and judges ``rate / workers`` a second from its first sample on, until
+    the last sample is done; then the controller's end."""
     each = rate / workers
     joins = [
-        parts["controller_ready_s"] + k * parts["spawn_per_worker_s"] + parts["worker_boot_s"]
+        parts["controller_ready_s"]
+        + parts["first_worker_after_s"]
+        + k * parts["next_worker_after_s"]
+        + parts["worker_boot_s"]
         for k in range(workers)
     ]
     done, end = 0.0, joins[0]

@@ -26,9 +26,9 @@ it bounds any number of cores, so the rate at N cores is predicted as
     min(1 / controller, N / (controller + worker + fork server))   (CPU per sample)
 
 A whole run adds its start and end, each measured here: the controller's start to its
-session, xdist's start of the workers one after another (each waits for the one before to
-answer: an interpreter's start), a worker's own start to its first sample, and the
-controller's end after the last worker. The k-th worker of N is taken to judge from its own
+session, the workers' starts (xdist alone starts them in turn, each waiting for the one before
+to answer; plugin.spawn starts them together), a worker's own start to its first sample, and
+the controller's end after the last worker. The k-th worker of N is taken to judge from its own
 start on (``cpu_probe.predicted_run_s``). A worker's start measured on 2 shared cores is an
 upper bound for one with a core of its own.
 
@@ -481,10 +481,11 @@ def measure(
     )
     print(
         f"  a whole run's start and end, measured here: the controller's start to its session "
-        f"{many['controller_ready_s']:.2f} s, xdist's start of each worker after the one before "
-        f"{1000 * many['spawn_per_worker_s']:.0f} ms (serial), a worker's start to its first "
-        f"sample {many['worker_boot_s']:.2f} s, the controller's end after the last worker "
-        f"{many['end_after_workers_s']:.2f} s"
+        f"{many['controller_ready_s']:.2f} s, to the first worker's start "
+        f"{1000 * many['first_worker_after_s']:.0f} ms, each next worker's "
+        f"{1000 * many['next_worker_after_s']:.0f} ms after the one before, a worker's start to "
+        f"its first sample {many['worker_boot_s']:.2f} s, the controller's end after the last "
+        f"worker {many['end_after_workers_s']:.2f} s"
     )
     for samples in sorted({total, *predict_for}):
         seconds = predicted_run_s(many, samples, cores, predicted)

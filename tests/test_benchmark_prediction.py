@@ -19,7 +19,8 @@ seconds = st.floats(min_value=0.0, max_value=5.0, allow_nan=False)
 def parts(ready: float, spawn: float, boot: float, end: float) -> dict[str, float]:
     return {
         "controller_ready_s": ready,
-        "spawn_per_worker_s": spawn,
+        "first_worker_after_s": 0.0,
+        "next_worker_after_s": spawn,
         "worker_boot_s": boot,
         "end_after_workers_s": end,
     }
