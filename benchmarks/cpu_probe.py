@@ -102,9 +102,11 @@ def _self_cpu() -> float:
 
 
 def _started_at() -> float:
-    """This process's start, as a ``time.time()`` value."""
-    boot = next(float(line.split()[1]) for line in open("/proc/stat") if line.startswith("btime "))
-    return boot + int(_stat(os.getpid())[1][19]) / _TICK  # type: ignore[index]
+    """This process's start, as a ``time.time()`` value, to a clock tick: its start in ticks
+    since boot, against the clock since boot now (``/proc/stat``'s boot time is in whole
+    seconds: up to a second early)."""
+    since_boot = int(_stat(os.getpid())[1][19]) / _TICK  # type: ignore[index]
+    return time.time() - (time.clock_gettime(time.CLOCK_BOOTTIME) - since_boot)
 
 
 class Probe:
