@@ -99,13 +99,6 @@ def hidden_sources(problems: Iterable[Problem]) -> list[str]:
     return sorted(p for p in found if Path(p).exists())
 
 
-def sandbox_settings_for(memory_mb: int, hide_paths: Sequence[str]) -> SandboxSettings:
-    """Settings of a sandbox whose real fork server has been seen to work."""
-    settings = SandboxSettings(memory_mb=memory_mb, hide_paths=tuple(hide_paths))
-    _probed(settings)
-    return settings
-
-
 def _probed(settings: SandboxSettings) -> None:
     """Raise :class:`RunSetupError` unless the sandbox ``settings`` describe can run candidates."""
     try:
