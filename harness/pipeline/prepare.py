@@ -99,14 +99,6 @@ def hidden_sources(problems: Iterable[Problem]) -> list[str]:
     return sorted(p for p in found if Path(p).exists())
 
 
-def _probed(settings: SandboxSettings) -> None:
-    """Raise :class:`RunSetupError` unless the sandbox ``settings`` describe can run candidates."""
-    try:
-        check_sandbox(settings)
-    except SandboxUnusable as exc:
-        raise RunSetupError("sandbox", str(exc)) from None
-
-
 def check_setup(
     problems: Sequence[Problem], root: Path, settings: RunSettings
 ) -> tuple[Any, SandboxSettings]:
@@ -116,7 +108,10 @@ def check_setup(
     :func:`prepare_suite` (a model generating the samples) calls it first; the probe's
     outcome is cached, so :func:`prepare_suite` does not pay for it twice."""
     reward_config, sandbox_settings = _unprobed_setup(problems, root, settings)
-    _probed(sandbox_settings)
+    try:
+        check_sandbox(sandbox_settings)
+    except SandboxUnusable as exc:
+        raise RunSetupError("sandbox", str(exc)) from None
     return reward_config, sandbox_settings
 
 
@@ -161,15 +156,6 @@ def prepare_suite(
     if every_case:
         problems = [_every_case(p) for p in problems]
     hidden = [*settings.hide_paths, *hidden_sources(problems)]
-    # The sandbox's own interface, each sample after the probe's verdict.
-    sandbox = cast(Sandbox, ProbedFirst(shared_sandbox(sandbox_settings), sandbox_settings))
-    try:
-        problems = run_problem_steps(problems, sandbox)  # products' steps (plus cases) first
-        timed = prepare_problems(
-            problems, sandbox, coverage=coverage, override_s=settings.timeout_s, cap_s=cap_s
-        )
-    except SandboxUnusable as exc:
-        raise RunSetupError("sandbox", str(exc)) from None
     suite_settings = SuiteSettings(
         memory_mb=memory_mb,
         coverage=coverage,
@@ -177,8 +163,17 @@ def prepare_suite(
         reward=str(settings.reward) if settings.session_scores and settings.reward else None,
         extra={**settings.extra, "timeout": settings.timeout_s},
     )
-    compiled = compile_suite(timed, samples, root, suite_settings)
-    _probed(sandbox_settings)  # by now only the probe's own sample is left to wait for
+    # The sandbox's own interface, each sample after the probe's verdict.
+    sandbox = cast(Sandbox, ProbedFirst(shared_sandbox(sandbox_settings), sandbox_settings))
+    try:
+        problems = run_problem_steps(problems, sandbox)  # products' steps (plus cases) first
+        timed = prepare_problems(
+            problems, sandbox, coverage=coverage, override_s=settings.timeout_s, cap_s=cap_s
+        )
+        compiled = compile_suite(timed, samples, root, suite_settings)
+        check_sandbox(sandbox_settings)  # by now only the probe's own sample is left to wait for
+    except SandboxUnusable as exc:
+        raise RunSetupError("sandbox", str(exc)) from None
     return PreparedSuite(root, timed, reward_config, compiled)
 
 

@@ -73,9 +73,7 @@ class ProbeResult:
 
 
 _cache: dict[tuple[object, ...], ProbeResult | SandboxUnusable] = {}
-_running: dict[
-    tuple[object, ...], tuple[_RunningProbe, tuple[str, ...]]
-] = {}  # begun by start_probe, not yet seen
+_running: dict[tuple[object, ...], _RunningProbe] = {}  # begun by start_probe, not yet seen
 _lock = threading.Lock()
 
 
@@ -95,8 +93,7 @@ def check_sandbox(settings: SandboxSettings | None = None) -> ProbeResult:
     with _lock:
         if key not in _cache:
             try:
-                running, modules = _running.pop(key, None) or _begin(settings)
-                _cache[key] = running.finish(modules)
+                _cache[key] = (_running.pop(key, None) or _begin(settings)).finish()
             except SandboxUnusable as exc:
                 _cache[key] = exc
         outcome = _cache[key]
@@ -262,11 +259,19 @@ class _RunningProbe:
     started it); the probe's thread waits for its greeting and the sample's answer.
     """
 
-    def __init__(self, settings: SandboxSettings, sandbox: Sandbox, shared: bool, program: str):
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        sandbox: Sandbox,
+        shared: bool,
+        program: str,
+        modules: tuple[str, ...],
+    ):
         self.settings = settings
         self.sandbox = sandbox
         self.shared = shared  # the process's shared sandbox (kept), or the probe's own (closed)
         self.uses_bwrap = sandbox.uses_bwrap
+        self.modules = modules  # those the probe's sample imports
         self.start = time.monotonic()
         self._result: SampleExecution | None = None
         self._error: BaseException | None = None
@@ -284,7 +289,7 @@ class _RunningProbe:
         except BaseException as exc:  # noqa: BLE001 - raised again by finish, in the caller
             self._error = exc
 
-    def finish(self, modules: tuple[str, ...]) -> ProbeResult:
+    def finish(self) -> ProbeResult:
         """The probe's verdict, once its sample has run (raises SandboxUnusable)."""
         self._thread.join()
         if not self.shared:
@@ -298,13 +303,13 @@ class _RunningProbe:
         return ProbeResult(
             uses_bwrap=self.uses_bwrap,
             uid=uid,
-            modules=modules,
+            modules=self.modules,
             duration_s=duration,
             warning=warning,
         )
 
 
-def _begin(settings: SandboxSettings) -> tuple[_RunningProbe, tuple[str, ...]]:
+def _begin(settings: SandboxSettings) -> _RunningProbe:
     """Start the probe's sample (and the server, when it is not running) without waiting."""
     from harness.sandbox.sandbox import Sandbox
     from harness.sandbox.shared import shared_sandbox
@@ -326,12 +331,12 @@ def _begin(settings: SandboxSettings) -> tuple[_RunningProbe, tuple[str, ...]]:
         guarded = sandbox.uses_bwrap or no_bwrap_guards().view
         markers = _markers(settings.hide_paths) if guarded else []
         program = f"CHECKS = {checks!r}\nMARKERS = {markers!r}\n{PROGRAM}"
-        running = _RunningProbe(settings, sandbox, shared, program)
+        modules = tuple(name for name, _ in checks)
+        return _RunningProbe(settings, sandbox, shared, program, modules)
     except BaseException:
         if not shared:
             sandbox.close()
         raise
-    return running, tuple(name for name, _ in checks)
 
 
 def _checked_uid(settings: SandboxSettings, result: SampleExecution, uses_bwrap: bool) -> int:
