@@ -21,12 +21,9 @@ from typing import Any
 
 import pytest
 
-_TOGETHER = pytest.StashKey[bool]()
-
 
 def start_workers_together(config: pytest.Config) -> None:
     """Have this run's local xdist workers made at once (see the module)."""
-    config.stash[_TOGETHER] = True
     config.pluginmanager.register(_Spawner(), "codeeval-spawn")
 
 
@@ -34,15 +31,18 @@ def _local(spec: Any) -> bool:
     return bool(getattr(spec, "popen", False)) and not getattr(spec, "via", None)
 
 
+def _gateway_group(config: pytest.Config) -> Any:
+    """The execnet group xdist's node manager makes this run's gateways in, or None."""
+    dsession = config.pluginmanager.get_plugin("dsession")
+    return getattr(getattr(dsession, "nodemanager", None), "group", None)
+
+
 class _Spawner:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[Any]) -> None:
-        if not config.stash.get(_TOGETHER, False) or len(specs) < 2:
+        if len(specs) < 2 or not all(_local(spec) and spec.id for spec in specs):
             return
-        if not all(_local(spec) and spec.id for spec in specs):
-            return
-        dsession = config.pluginmanager.get_plugin("dsession")
-        group = getattr(getattr(dsession, "nodemanager", None), "group", None)
+        group = _gateway_group(config)
         if group is None or "makegateway" in vars(group):
             return  # not the xdist this was written for: its own way, in turn
         made = make_together(group.makegateway, specs)
@@ -53,8 +53,7 @@ class _Spawner:
         try:
             return (yield)
         finally:  # xdist has set its nodes up: a later (restarted) worker is made its own way
-            dsession = session.config.pluginmanager.get_plugin("dsession")
-            group = getattr(getattr(dsession, "nodemanager", None), "group", None)
+            group = _gateway_group(session.config)
             if group is not None and isinstance(vars(group).get("makegateway"), _TakeMade):
                 del group.makegateway
 

@@ -30,7 +30,7 @@ def slow_python(folder: Path, seconds: float) -> Path:
     return path
 
 
-def run_with_slow_workers(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *extra: str):
+def run_with_slow_workers(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     log = pytester.path / "spawn.jsonl"
     monkeypatch.setenv("SPAWN_LOG", str(log))
     pytester.makeconftest(RECORDER)
@@ -39,7 +39,7 @@ def run_with_slow_workers(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyP
     result = pytester.runpytest_subprocess(
         "--llm-eval", "humaneval", "--llm-samples", "canonical", "--llm-split", "test[:6]",
         "--tx", f"3*popen//python={python}", "--dist", "load", "--llm-ship", "never",
-        "--llm-out", str(out), "-q", "-p", "no:codeeval_gate", "-p", "no:cacheprovider", *extra,
+        "--llm-out", str(out), "-q", "-p", "no:codeeval_gate", "-p", "no:cacheprovider",
     )  # fmt: skip
     made = [json.loads(line) for line in log.read_text().splitlines()]
     summary = json.loads((out / "summary.json").read_text())
