@@ -263,6 +263,33 @@ def _startup_parts(controller: dict[str, Any], workers: list[dict[str, Any]]) ->
     }
 
 
+# The parts of a run's start and end that grow with its samples: the controller compiles and
+# reads them, each worker collects an item per sample, the controller's end writes their rows.
+SIZED_PARTS = ("controller_ready_s", "worker_boot_s", "end_after_workers_s")
+
+
+def parts_at(
+    small: dict[str, Any],
+    small_samples: int,
+    large: dict[str, Any],
+    large_samples: int,
+    samples: int,
+) -> dict[str, Any]:
+    """The start and end parts of a run of ``samples``, from two runs measured at two sizes
+    (``small_samples`` < ``large_samples``). Each part of :data:`SIZED_PARTS` lies on the line
+    through the two measurements, never below the smaller run's; a part that did not grow is
+    taken as fixed, at the larger run's figure. The workers' spawn is the larger run's."""
+    parts = dict(large)
+    if large_samples <= small_samples:
+        return parts
+    for key in SIZED_PARTS:
+        low, high = float(small[key]), float(large[key])
+        if high > low:
+            slope = (high - low) / (large_samples - small_samples)
+            parts[key] = max(low, low + slope * (samples - small_samples))
+    return parts
+
+
 def predicted_run_s(parts: dict[str, Any], samples: int, workers: int, rate: float) -> float:
     """A whole run's seconds with ``workers`` workers judging ``rate`` samples a second
     together: the k-th worker (from 0) starts ``first + k * next`` after the controller's

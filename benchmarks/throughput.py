@@ -30,7 +30,10 @@ session, the workers' starts (xdist alone starts them in turn, each waiting for 
 to answer; plugin.spawn starts them together), a worker's own start to its first sample, and
 the controller's end after the last worker. The k-th worker of N is taken to judge from its own
 start on (``cpu_probe.predicted_run_s``). A worker's start measured on 2 shared cores is an
-upper bound for one with a core of its own.
+upper bound for one with a core of its own. The controller's start, a worker's and the end
+grow with the samples (compiling, collecting, writing rows): a run of one sample per problem
+is measured too, and a run of another size is predicted with each of those parts on the line
+through the two sizes (``cpu_probe.parts_at``).
 
 The rewarded paths start from an empty analyzers' cache: a trainer's completions are new
 programs, while a cache kept from an earlier run would hold every report of these very ones.
@@ -70,7 +73,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cpu_probe import ENV as PROBE_ENV  # noqa: E402
-from cpu_probe import own_cpu, predicted_run_s, summarize_probe, tree_cpu  # noqa: E402
+from cpu_probe import own_cpu, parts_at, predicted_run_s, summarize_probe, tree_cpu  # noqa: E402
 
 FLIPS = (("<=", "<"), ("<", "<="), (">=", ">"), (">", ">="), ("==", "!="), ("+ 1", "+ 2"))
 FLIPS += (("- 1", "- 2"), ("+", "-"), ("True", "False"), ("0", "1"))
@@ -404,10 +407,15 @@ def measure(
     warm = tmp / f"{name}-warm.jsonl"
     write_jsonl(warm, rows[:: max(1, len(rows) // len(problems))])
     time_plugin(warm, tmp / "out", workers)
+    # The same small run again, warm and probed: its start beside this run's tells which parts
+    # of a start grow with the samples (cpu_probe.parts_at), for runs of other sizes.
+    small_rows = len(rows[:: max(1, len(rows) // len(problems))])
+    time_plugin(warm, tmp / "out", workers, tmp / f"{name}-probe-small")
     plugin_s, plugin_line = time_plugin(samples, tmp / "out", workers, tmp / f"{name}-probe-n")
     single_s, single_line = time_plugin(samples, tmp / "out", 0, tmp / f"{name}-probe-0")
     total = len(rows)
     many = summarize_probe(tmp / f"{name}-probe-n", total)
+    small = summarize_probe(tmp / f"{name}-probe-small", small_rows)
     one = summarize_probe(tmp / f"{name}-probe-0", total)
     evaluated = time_evaluate(samples, workers, tmp)
     rewarded = time_evaluate(samples, workers, tmp, reward=TRAINER_REWARD)
@@ -487,8 +495,15 @@ def measure(
         f"its first sample {many['worker_boot_s']:.2f} s, the controller's end after the last "
         f"worker {many['end_after_workers_s']:.2f} s"
     )
+    print(
+        f"  the same parts in a run of {small_rows} samples: {small['controller_ready_s']:.2f} s "
+        f"to the session, {small['worker_boot_s']:.2f} s a worker's start, "
+        f"{small['end_after_workers_s']:.2f} s the end (for other sizes, each on the line "
+        f"through {small_rows} and {total})"
+    )
     for samples in sorted({total, *predict_for}):
-        seconds = predicted_run_s(many, samples, cores, predicted)
+        parts = parts_at(small, small_rows, many, total, samples)
+        seconds = predicted_run_s(parts, samples, cores, predicted)
         print(
             f"  predicted whole run of {samples} samples at {cores} cores (-n {cores}, workers "
             f"joining one by one): {seconds:.2f} s, {samples / seconds:,.0f}/s"
