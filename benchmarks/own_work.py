@@ -10,6 +10,11 @@ evaluator must run to reach the same verdicts:
   the limits are evalplus's, the lower of the two tools': ``max(1 s, 4 x`` the reference's
   own time on that input, measured here first).
 
+Each input's text is compiled before the clock starts, once per problem, in the process that
+forks the pool (the pool's processes inherit it): an evaluator can parse its inputs once per
+problem (the project's fork server does), so a floor that parsed them per program would be
+higher than what a tool must pay.
+
 The wall time of that is the floor for the same number of workers: a tool at the floor
 would judge in no time at all. ``benchmarks/evalplus_speed.py`` prints it beside each tool, so
 a ratio target (evalplus / project) can be checked against what the programs allow:
@@ -19,6 +24,7 @@ evalplus / floor is the most any tool can reach.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import resource
 import signal
@@ -26,6 +32,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from types import CodeType
 
 from harness.completions import assemble_program
 from harness.records import Problem
@@ -41,6 +48,41 @@ class Job:
     source: str
     limits: Mapping[str, float] | None  # None: the reference's pass, no limits but a backstop
     stop_after: str | None = None  # the case after which the program's verdict is known
+
+
+# Each problem's inputs, compiled: (the prelude, the calls) of each case, by the problem's
+# inputs' text. Filled in the process that forks the pools (:func:`compile_inputs`).
+_Inputs = tuple[tuple[CodeType | None, tuple[CodeType, ...]], ...]
+_COMPILED: dict[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], _Inputs] = {}
+
+
+def _inputs_key(problem: Problem) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    return problem.task_id, tuple((case.prelude, tuple(case.calls)) for case in problem.cases)
+
+
+def compiled_inputs(problem: Problem) -> _Inputs:
+    """``problem``'s inputs compiled (once per process: kept for the processes it forks)."""
+    key = _inputs_key(problem)
+    if key not in _COMPILED:
+        _COMPILED[key] = tuple(
+            (
+                compile(case.prelude, "<input>", "exec") if case.prelude else None,
+                tuple(compile(call, "<input>", "eval") for call in case.calls),
+            )
+            for case in problem.cases
+        )
+    return _COMPILED[key]
+
+
+def compile_inputs(problems: Sequence[Problem]) -> None:
+    """Compile every problem's inputs here, before a pool forks from this process."""
+    for problem in problems:
+        compiled_inputs(problem)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A pool whose processes are forked from this one (so they hold its compiled inputs)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
 
 
 class _Late(BaseException):
@@ -69,15 +111,15 @@ def _run_in_child(job: Job, report_fd: int) -> None:
         exec(problem.test_setup, namespace)
         for name in problem.candidate_names:
             namespace[name] = namespace.get(problem.entry_point)
-        for case in problem.cases:
+        for case, (prelude, calls) in zip(problem.cases, compiled_inputs(problem), strict=True):
             limit = None if limits is None else limits.get(case.case_id, MIN_LIMIT_S)
             started = time.process_time()
             if limit is not None:
                 signal.setitimer(signal.ITIMER_REAL, limit)
             try:
-                if case.prelude:
-                    exec(case.prelude, namespace)
-                for call in case.calls:
+                if prelude is not None:
+                    exec(prelude, namespace)
+                for call in calls:
                     eval(call, namespace)
             except _Late:
                 break
@@ -114,7 +156,8 @@ def run_job(job: Job) -> dict[str, float]:
 
 def reference_limits(problems: Sequence[Problem], workers: int) -> dict[str, dict[str, float]]:
     """``{task_id: {case_id: limit}}`` from each reference's own time on each input."""
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    compile_inputs(problems)
+    with _pool(workers) as pool:
         timings = pool.map(run_job, [Job(p, p.reference, None) for p in problems])
         return {
             problem.task_id: {k: max(MIN_LIMIT_S, LIMIT_FACTOR * t) for k, t in times.items()}
@@ -153,7 +196,7 @@ def least_work_s(
     judged every input), summed and shared perfectly over ``workers`` cores. No fork, no
     module load, no scheduling counted: a bound, lower than any run can be."""
     jobs = _bare_jobs(problems, [(task, source, None) for task, source, _ in programs], workers)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with _pool(workers) as pool:
         timings = list(pool.map(run_job, jobs))
     cpu = sum(
         least_cost_s(times, statuses)
@@ -172,7 +215,7 @@ def own_work_s(
     time, with evalplus's limits measured from the references first (not timed)."""
     jobs = _bare_jobs(problems, programs, workers)
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with _pool(workers) as pool:
         list(pool.map(run_job, jobs))
     return time.perf_counter() - start
 

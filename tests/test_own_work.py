@@ -8,10 +8,13 @@ they ran.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from benchmarks.own_work import (
     Job,
+    compile_inputs,
     first_failure,
     least_cost_s,
     least_work_s,
@@ -95,3 +98,20 @@ def test_least_work_shares_the_cpu_over_the_workers() -> None:
     passing = dict.fromkeys(statuses, "passed")
     right = least_work_s([problem], [("toy/0", REFERENCE, passing)] * 2, workers=2)
     assert 0 <= wrong_first < right / 20  # a failure on the tiny input skips the large one
+
+
+def test_an_input_text_is_parsed_before_the_clock() -> None:
+    # A call whose text is long to parse and quick to run: an evaluator parses it once per
+    # problem, so a program's own work must not pay for it.
+    call = "candidate(len([" + "1, " * 300_000 + "]))"
+    problem = Problem(
+        "toy", "toy/1", "", "spin", (CheckCase("case_0", "", "compare", calls=(call,)),), REFERENCE
+    )
+    started = time.process_time()
+    compile(call, "<input>", "eval")
+    parse_s = time.process_time() - started
+    compile_inputs([problem])  # here, before the fork, as the pools' parent does
+    started = time.perf_counter()
+    times = run_job(Job(problem, REFERENCE, limits={}))
+    assert time.perf_counter() - started < parse_s / 2  # the forked child parsed nothing
+    assert times["case_0"] < parse_s / 4
