@@ -405,11 +405,12 @@ def measure(
     # Warm-up in the same output folder: measures the reference runtimes once (cached on
     # disk) and leaves pytest's assertion-rewritten test modules, as any later run has.
     warm = tmp / f"{name}-warm.jsonl"
-    write_jsonl(warm, rows[:: max(1, len(rows) // len(problems))])
+    warm_rows = rows[:: max(1, len(rows) // len(problems))]
+    write_jsonl(warm, warm_rows)
     time_plugin(warm, tmp / "out", workers)
     # The same small run again, warm and probed: its start beside this run's tells which parts
     # of a start grow with the samples (cpu_probe.parts_at), for runs of other sizes.
-    small_rows = len(rows[:: max(1, len(rows) // len(problems))])
+    small_rows = len(warm_rows)
     time_plugin(warm, tmp / "out", workers, tmp / f"{name}-probe-small")
     plugin_s, plugin_line = time_plugin(samples, tmp / "out", workers, tmp / f"{name}-probe-n")
     single_s, single_line = time_plugin(samples, tmp / "out", 0, tmp / f"{name}-probe-0")
