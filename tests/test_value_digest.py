@@ -102,6 +102,20 @@ def test_the_c_level_forms_write_the_bytes_item_by_item_writes(numbers: list, ro
         assert canonical.digest(value) == item_by_item(value)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([0.0, -0.0, 2.5, -1e308, 1e308, math.inf, -math.inf, math.nan, 5e-324]),
+        max_size=40,
+    )
+)
+def test_a_list_of_floats_is_written_in_c_as_item_by_item_writes_it(floats: list) -> None:
+    """Floats alone take the C path's own NaN test (a sum that is NaN, or that overflows or
+    meets both infinities and is then checked item by item): the same bytes, NaN marked."""
+    for value in (floats, tuple(floats), floats * 3):
+        assert canonical.digest(value) == item_by_item(value)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(

@@ -76,6 +76,7 @@ _decimal_ratio = decimal.Decimal.as_integer_ratio
 _decimal_adjusted = decimal.Decimal.adjusted
 _gcd = math.gcd
 _isnan = math.isnan
+_fsum = math.fsum
 _add = operator.add
 _filterfalse = itertools.filterfalse
 _fromkeys = dict.fromkeys
@@ -110,6 +111,8 @@ _KINDS = {
 }
 # Item types whose numbers are read in C, as float64s (exactness checked).
 _FAST_NUMBERS = frozenset((int, bool, float))
+_FLOAT_ONLY = frozenset((float,))
+_NEGATIVE_ZERO = _doubles("d", [-0.0]).tobytes()
 _STR_ONLY = frozenset((str,))
 _FLUSH = 1 << 16  # bytes of the form kept before they are hashed
 _BLOCK = 4096  # rows of a container written at once
@@ -247,7 +250,7 @@ def _items(state: _State, items: list[Any], depth: int) -> None:
             state.write(_bjoin(_map(state.strings.__getitem__, items)))
         return
     elif types <= _FAST_NUMBERS:
-        fast = _doubles_form(items)
+        fast = _doubles_form(items, types)
         if fast is not None:
             state.write(fast)
             return
@@ -277,17 +280,31 @@ def _rows(state: _State, rows: list[Any], depth: int, tag: bytes) -> None:
             _value(state, row, depth)
 
 
-def _doubles_form(items: list[Any]) -> bytes | None:
+def _doubles_form(items: list[Any], types: Any) -> bytes | None:
     """The tokens of plain ints, bools and floats, each ``d`` and its float64, when each is
-    exactly a float64 (else None: item by item, where the others are written)."""
+    exactly a float64 (else None: item by item, where the others are written).
+
+    In C but for one pass: a list of floats needs only its NaN test (``fsum`` is NaN
+    exactly when an item is, unless it meets infinities of both signs or overflows); ints
+    and bools are checked against their float64s; ``-0.0`` (rare) is made ``0.0``."""
     try:
-        values = _doubles("d", _map(_add, items, _repeat(0.0)))  # + 0.0: -0.0 becomes 0.0
+        values = _doubles("d", items)
     except OverflowError:  # an int beyond float64's range
         return None
-    if values.tolist() != items:  # an int a float64 rounds, or a NaN (equal to nothing)
+    raw = values.tobytes()
+    if _NEGATIVE_ZERO in raw:  # a -0.0 (or those bytes across two numbers): 0.0 it is
+        values = _doubles("d", _map(_add, items, _repeat(0.0)))
+        raw = values.tobytes()
+    if types == _FLOAT_ONLY:
+        try:
+            exact = not _isnan(_fsum(values))
+        except (ValueError, OverflowError):  # inf and -inf, or a sum past float64's range
+            exact = values.tolist() == items
+    else:
+        exact = values.tolist() == items  # an int a float64 rounds is not its float64
+    if not exact:  # or a NaN (equal to nothing): item by item marks it
         return None
     count = _len(values)
-    raw = values.tobytes()
     out = _bytearray(9 * count)
     out[0::9] = b"d" * count
     for byte in _range(8):

@@ -352,8 +352,10 @@ def _vector(kind: str, items: list[Any], depth: int, budget: list[int]) -> list[
     changes. None: item by item."""
     if not items or depth >= MAX_DEPTH:
         return None
-    types = _set(_map(_type, items))
     count = _len(items)
+    if count > budget[0] or count > budget[2]:  # past the bounds however it is sent: a
+        raise _Limit("too large")  # digest then, without building a form first
+    types = _set(_map(_type, items))
     if types == _INT_ONLY:  # the common case: no filtering
         if not (-_VECTOR_INT < _min(items) and _max(items) < _VECTOR_INT):
             return None
