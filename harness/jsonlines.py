@@ -1,4 +1,4 @@
-"""Parsing JSON fast, and reading JSON-lines files whose bad lines are reported by file and line."""
+"""Writing and parsing JSON fast, and reading JSON-lines files whose bad lines are reported by file and line."""
 
 from __future__ import annotations
 
@@ -50,6 +50,23 @@ def loads(text: str | bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(text)
+
+
+def dumps(value: Any) -> str:
+    """``value`` as one line of JSON, written by orjson (several times faster than json: a
+    results row of EvalPlus's thousand cases takes 4 ms in json), else by json.
+
+    What orjson refuses (an integer past 64 bits, a key that is not a string, a lone
+    surrogate) is written by json. orjson writes UTF-8 where json escapes (both read back
+    alike), and writes a float that is NaN or infinite as ``null``: for data whose floats are
+    finite (results rows, compiled problems: every float in them is checked or computed here).
+    """
+    if orjson is not None:
+        try:
+            return orjson.dumps(value).decode()
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
+    return json.dumps(value)
 
 
 def read_objects(path: Path, error: type[Exception]) -> Iterator[tuple[int, dict[str, Any]]]:

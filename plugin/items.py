@@ -14,13 +14,13 @@ the suite which samples come next (:meth:`harness.pipeline.runtime.LoadedSuite.p
 
 from __future__ import annotations
 
-import json
 import weakref
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.jsonlines import dumps
 from harness.pipeline.judge import judge_one
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, execution_record
 from harness.pipeline.runtime import READ_AHEAD
@@ -107,7 +107,7 @@ class SampleItem(pytest.Item):
         # The row is built here, where the sample was judged: the controller only writes it
         # (one process serves every worker, so its work per sample bounds the run).
         row = _row(suite, problem, report)
-        self.row_text = json.dumps(row)
+        self.row_text = dumps(row)
         reward = suite.settings.get("reward")
         if reward:  # its per-program analyzers run here too (plugin.ahead)
             from plugin.ahead import analyze_later

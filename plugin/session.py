@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harness.jsonlines import loads
+from harness.jsonlines import dumps, loads
 from harness.pipeline.compile import PROBLEMS_FILE, SAMPLE_COSTS, SAMPLES_FILE, load_manifest
 from harness.pipeline.problem_file import ProblemFile
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, summarize
@@ -312,7 +312,7 @@ class EvalSession:
     def _row(self, key: tuple[str, str], outcomes: SampleOutcomes) -> tuple[dict[str, Any], str]:
         """The results.jsonl row of a sample, and its JSON text when no reward will change it."""
         row = build_row(self.problems[key[0]], outcomes, self._samples_by_key.get(key, {}))
-        return row, "" if self.settings.get("reward") else json.dumps(row)
+        return row, "" if self.settings.get("reward") else dumps(row)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -343,7 +343,7 @@ class EvalSession:
         summary["input_errors"] = self.input_errors
         self.rows, self.summary = rows, summary
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.out_dir / "results.jsonl", "w") as fh:
+        with open(self.out_dir / "results.jsonl", "w", encoding="utf-8") as fh:
             if reward:
                 fh.writelines(json.dumps(row) + "\n" for row in rows)
             else:

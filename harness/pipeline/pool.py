@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.jsonlines import loads
+from harness.jsonlines import dumps, loads
 from harness.pipeline.judge import Key
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row
 from harness.pipeline.runtime import loaded_suite
@@ -222,7 +222,7 @@ class WorkerPool:
                     key = left[0]
                 if key in retried:  # it took down two fresh workers: its own doing
                     rows[key] = crashed_row(batch.root, key, str(exc))
-                    texts[key] = json.dumps(rows[key])
+                    texts[key] = dumps(rows[key])
                     left.remove(key)
                 else:  # a kill from outside (an operator, the OOM killer): judge it again
                     retried.add(key)

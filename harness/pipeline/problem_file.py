@@ -23,17 +23,18 @@ from typing import Any
 from harness.gcpause import paused_gc
 from harness.records import Problem, problem_from_json
 
-# The start of a line as compile_suite writes it: {"suite": "...", "task_id": "...",
-# "prompt": "...", ... (the prompt kept as JSON text: the history wants every problem's).
+# The start of a line as compile_suite writes it: {"suite":"...","task_id":"...",
+# "prompt":"...", ... (the prompt kept as JSON text: the history wants every problem's), with
+# or without a space after each separator (json's or orjson's way of writing it).
 _STRING = rb'"(?:[^"\\]|\\.)*"'
 _HEADER = re.compile(
-    rb'\{"suite": ('
+    rb'\{"suite": ?('
     + _STRING
-    + rb'), "task_id": ('
+    + rb'), ?"task_id": ?('
     + _STRING
-    + rb'), (?:"prompt": ('
+    + rb'), ?(?:"prompt": ?('
     + _STRING
-    + rb"), )?"
+    + rb"), ?)?"
 )
 
 

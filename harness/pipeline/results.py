@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.memo import IdentityMemo
 from harness.passk import mean_pass_at_k, reportable_ks
 from harness.records import Problem, is_plus
 from harness.sandbox.api import empty_resources
@@ -77,13 +78,20 @@ def row_language(row: Mapping[str, Any]) -> str:
 
 def sample_status(problem: Problem, outcomes: SampleOutcomes) -> tuple[str, str | None]:
     """``(status, error_kind)`` of a sample from its case outcomes."""
+    statuses = [
+        outcomes.cases[c.case_id].status for c in problem.cases if c.case_id in outcomes.cases
+    ]
+    return _status(problem, outcomes, statuses)
+
+
+def _status(
+    problem: Problem, outcomes: SampleOutcomes, statuses: Sequence[str]
+) -> tuple[str, str | None]:
+    """``(status, error_kind)`` from the statuses of the problem's cases that have outcomes."""
     if problem.defects:
         return "error", "data"
     if outcomes.execution.get("infra_error"):
         return "error", "infra"
-    statuses = [
-        outcomes.cases[c.case_id].status for c in problem.cases if c.case_id in outcomes.cases
-    ]
     if not problem.cases:
         return "error", "data"
     if "error" in statuses:
@@ -95,24 +103,39 @@ def sample_status(problem: Problem, outcomes: SampleOutcomes) -> tuple[str, str 
     return "failed", None
 
 
+# (case id, weaker, plus) of each case of a problem, kept for the last problems seen: a row
+# repeats them for each of a problem's samples (EvalPlus's: a thousand cases each).
+_CaseFacts = tuple[tuple[str, bool, bool], ...]
+_case_facts: IdentityMemo[_CaseFacts] = IdentityMemo(limit=256)
+
+
+def _facts(problem: Problem) -> _CaseFacts:
+    return tuple((c.case_id, c.weaker, is_plus(c.case_id)) for c in problem.cases)
+
+
 def build_row(problem: Problem, outcomes: SampleOutcomes, sample: dict[str, Any]) -> dict[str, Any]:
     """The results.jsonl row of one sample."""
-    status, error_kind = sample_status(problem, outcomes)
+    facts = _case_facts.get(problem, lambda: _facts(problem))
+    found = outcomes.cases.get
+    statuses = []
     cases = []
-    for case in problem.cases:
-        outcome = outcomes.cases.get(case.case_id)
+    for case_id, weaker, plus in facts:
+        outcome = found(case_id)
         if outcome is None:  # built only when missing: a row can hold a thousand cases
-            outcome = CaseOutcome(case.case_id, "error", "not run")
-        cases.append(
-            {
-                "case_id": case.case_id,
-                "status": outcome.status,
-                "message": outcome.message,
-                "weaker": case.weaker,
-                "duration_s": outcome.duration_s,
-                **({"plus": True} if is_plus(case.case_id) else {}),
-            }
-        )
+            outcome = CaseOutcome(case_id, "error", "not run")
+        else:
+            statuses.append(outcome.status)
+        entry = {
+            "case_id": case_id,
+            "status": outcome.status,
+            "message": outcome.message,
+            "weaker": weaker,
+            "duration_s": outcome.duration_s,
+        }
+        if plus:
+            entry["plus"] = True
+        cases.append(entry)
+    status, error_kind = _status(problem, outcomes, statuses)
     # Every row carries the accounting keys; a sample that never ran has zeros.
     execution = {**empty_resources(), **outcomes.execution}
     if problem.defects:

@@ -114,7 +114,7 @@ def write_results(
     where a worker already wrote it."""
     texts = texts or {}
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "results.jsonl", "w") as fh:
+    with open(out / "results.jsonl", "w", encoding="utf-8") as fh:
         fh.writelines(
             (texts.get((row["task_id"], row["sample_id"])) or json.dumps(row)) + "\n"
             for row in rows

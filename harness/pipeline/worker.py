@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.gcpause import no_collection_at_exit
+from harness.jsonlines import dumps
 
 DONE = '{"done": true}'
 SLOT_ENV = "CODEEVAL_POOL_SLOT"
@@ -58,7 +59,7 @@ def serve(jobs: TextIO, answers: TextIO, slot: Any = None) -> None:
             judged.append(row)
         if not kept:
             first_at = time.monotonic()
-        kept.append(json.dumps(row))
+        kept.append(dumps(row))
         if len(kept) >= ROWS_PER_WRITE or time.monotonic() - first_at >= ROWS_AGE_S:
             write()
 
