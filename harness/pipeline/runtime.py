@@ -15,6 +15,7 @@ from harness.completions import prompt_context
 from harness.jsonlines import loads
 from harness.language_hooks import LanguageHooks, hooks_for, language_of
 from harness.memo import IdentityMemo
+from harness.pipeline import known_values
 from harness.pipeline.compile import PROBLEMS_FILE, SAMPLES_FILE, load_manifest, module_file
 from harness.pipeline.problem_file import ProblemFile
 from harness.pipeline.sample_parts import Part, parts_of
@@ -51,6 +52,7 @@ def build_request(
         seed=seed,
         deps_path=problem.metadata.get("deps_overlay", ""),  # harness.deps: fetched packages
         helpers=trusted_helpers(problem),
+        known=known_values.passed_values.of(problem),
     )
 
 

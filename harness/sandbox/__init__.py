@@ -6,6 +6,7 @@ See :mod:`harness.sandbox.api` for the contract and docs/security.md for what it
 from harness.sandbox.api import (
     CaseExecution,
     CaseRequest,
+    KnownValues,
     SampleExecution,
     SampleRequest,
     SandboxSettings,
@@ -16,6 +17,7 @@ from harness.sandbox.sandbox import Sandbox
 __all__ = [
     "CaseExecution",
     "CaseRequest",
+    "KnownValues",
     "SampleExecution",
     "SampleRequest",
     "Sandbox",

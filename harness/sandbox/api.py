@@ -7,6 +7,7 @@ values are already decoded into plain Python data (never objects the candidate m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,6 +54,21 @@ class SampleRequest:
     # After this many cases in a row timed out, the rest are not run (1 or 2; 1 when only
     # the sample's verdict counts: harness.pipeline.sample_parts).
     timeouts_in_a_row: int = 2
+    # The caller's own: never sent to the fork server. Values of cases already decoded and
+    # judged in this process, by case id and exact encoding (:class:`KnownValues`): a case
+    # whose child sends the same bytes gets them without being decoded again.
+    known: Mapping[str, Mapping[bytes, KnownValues]] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+
+@dataclass(frozen=True)
+class KnownValues:
+    """A case's values as decoded from one exact encoding (:attr:`CaseExecution.encoding`),
+    and the decoding bounds' units they charged (``codec.decode_value``'s ``left``)."""
+
+    values: tuple[Any, ...]
+    units: int
 
 
 @dataclass
@@ -71,6 +87,12 @@ class CaseExecution:
     exception: dict[str, str] | None = None
     duration_s: float = 0.0
     message: str = ""
+    # For compare values sent in the child's own layout: the key of their exact encoding
+    # (harness.sandbox.decode.encoding_key) and the units decoding them charged; ``known``:
+    # they came from the request's ``known`` values, not decoded again.
+    encoding: bytes | None = None
+    units: int = 0
+    known: bool = False
 
 
 @dataclass

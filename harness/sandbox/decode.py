@@ -11,24 +11,39 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from harness.gcpause import paused_gc
 from harness.sandbox.api import (
     RESOURCE_KEYS,
     CaseExecution,
+    KnownValues,
     SampleExecution,
     SampleRequest,
     empty_resources,
 )
 from harness.sandbox.channel import codec
+from harness.sandbox.channel.wire import compact_json
 from harness.sandbox.coverage_data import analyze
 
 CORRUPTED = "corrupted result channel"
 MAX_ARCS = 1_000_000  # a program has far fewer distinct arcs; more is a forged report
 _VERDICTS = ("timeout", "crashed")
 _FRAME_STATUSES = ("ok", "assertion", "raised")
+# A compare case's payload as the child writes it (child.py's _run_case, then its sender):
+# {"status":"ok","values":[...],"duration_s":D,"n":"...","i":I}. Its values' exact bytes lie
+# between these marks: the first one after the start ends them, as a tagged value holds no
+# JSON object (and the bytes are checked to be the values' own encoding before they count).
+_VALUES_START = b'{"status":"ok","values":'
+_VALUES_END = b',"duration_s":'
+_TAIL_KEYS = frozenset(("duration_s", "n", "i"))
+_KEY_BYTES = 512  # a longer encoding is known by its sha256
+# Values of more units are not known by their encoding: checking the bytes costs a JSON
+# encoding of them each time, and a judging process keeps few such values anyway.
+MAX_KNOWN_UNITS = 100_000
 
 
 class ReplyError(Exception):
@@ -53,13 +68,20 @@ def _exception(value: Any) -> dict[str, str]:
     return {"type": _str(value["type"], 200), "message": _str(value["message"], 4000)}
 
 
-def _payload(slot: dict[str, Any], index: int | None) -> dict[str, Any]:
-    """The checked JSON payload of a forwarded frame (nonce and case index included)."""
+def _body(slot: dict[str, Any]) -> bytes:
+    """The payload bytes of a forwarded frame."""
     try:
-        body = base64.b64decode(_str(slot.get("data"), codec.MAX_FRAME * 2), validate=True)
+        return base64.b64decode(_str(slot.get("data"), codec.MAX_FRAME * 2), validate=True)
     except (binascii.Error, ValueError):
         raise codec.ChannelError("bad base64") from None
-    payload = codec.parse_payload(body)
+
+
+def _payload(slot: dict[str, Any], index: int | None, body: bytes | None = None) -> dict[str, Any]:
+    """The checked JSON payload of a forwarded frame (nonce and case index included)."""
+    return _checked(codec.parse_payload(_body(slot) if body is None else body), slot, index)
+
+
+def _checked(payload: dict[str, Any], slot: dict[str, Any], index: int | None) -> dict[str, Any]:
     if payload.get("n") != slot.get("nonce") or type(payload.get("n")) is not str:
         raise codec.ChannelError("frame from an unknown writer")
     if index is not None and (type(payload.get("i")) is not int or payload["i"] != index):
@@ -67,8 +89,58 @@ def _payload(slot: dict[str, Any], index: int | None) -> dict[str, Any]:
     return payload
 
 
+def _encoding(body: bytes) -> tuple[bytes, int] | None:
+    """Where a payload in the child's own layout has its values' bytes: ``(the bytes, the
+    index of the mark after them)``; None for any other payload."""
+    if not body.startswith(_VALUES_START):
+        return None
+    end = body.find(_VALUES_END, len(_VALUES_START))
+    return None if end < 0 else (body[len(_VALUES_START) : end], end)
+
+
+def encoding_key(values: bytes) -> bytes:
+    """The key that :attr:`CaseExecution.encoding` and ``SampleRequest.known`` use for the
+    exact bytes of a case's encoded values (a long encoding by its sha256)."""
+    return values if len(values) <= _KEY_BYTES else b"#" + hashlib.sha256(values).digest()
+
+
+def _known_case(
+    case_id: str,
+    index: int,
+    slot: dict[str, Any],
+    body: bytes,
+    known: Mapping[bytes, KnownValues] | None,
+    left: list[int],
+) -> CaseExecution | None:
+    """The case from values already decoded here from the same bytes, where its payload is
+    in the child's layout and the rest of it parses alone to the very keys that layout has
+    (then the whole payload parses to those values too); None: decode it as usual."""
+    found = _encoding(body) if known else None
+    if found is None:
+        return None
+    raw, end = found
+    seen = known.get(encoding_key(raw))  # type: ignore[union-attr]
+    if seen is None or left[0] <= seen.units:  # the bounds decide anew near their end
+        return None
+    try:
+        tail = codec.parse_payload(b"{" + body[end + 1 :])
+        if tail.keys() != _TAIL_KEYS:
+            return None
+        duration = _duration(_checked(tail, slot, index)["duration_s"])
+    except codec.ChannelError:  # the whole payload says why
+        return None
+    left[0] -= seen.units
+    return CaseExecution(case_id, "ok", values=list(seen.values), duration_s=duration, known=True)
+
+
 def _case(
-    case_id: str, mode: str, n_calls: int, index: int, slot: Any, left: list[int]
+    case_id: str,
+    mode: str,
+    n_calls: int,
+    index: int,
+    slot: Any,
+    left: list[int],
+    known: Mapping[bytes, KnownValues] | None = None,
 ) -> CaseExecution:
     if type(slot) is not dict:
         raise ReplyError(f"case {case_id}: slot is not an object")
@@ -97,7 +169,12 @@ def _case(
                 exception=exc,
                 message=f"the program raised {exc['type']} while loading: {exc['message']}",
             )
-        payload = _payload(slot, index)
+        body = _body(slot)
+        if mode == "compare":
+            seen = _known_case(case_id, index, slot, body, known, left)
+            if seen is not None:
+                return seen
+        payload = _payload(slot, index, body)
         status = payload.get("status")
         if status not in _FRAME_STATUSES:
             raise codec.ChannelError("bad case status")
@@ -111,19 +188,40 @@ def _case(
                 duration_s=duration,
                 message=f"{exc['type']}: {exc['message']}" if exc["message"] else exc["type"],
             )
-        values = None
-        if mode == "compare":
-            raw = payload.get("values")
-            if type(raw) is not list or len(raw) != n_calls:
-                raise codec.ChannelError("wrong number of values")
-            values = [codec.decode_value(v, left) for v in raw]
-        elif "values" in payload:
-            raise codec.ChannelError("values for a sandbox case")
-        return CaseExecution(case_id, "ok", values=values, duration_s=duration)
+        if mode != "compare":
+            if "values" in payload:
+                raise codec.ChannelError("values for a sandbox case")
+            return CaseExecution(case_id, "ok", duration_s=duration)
+        raw = payload.get("values")
+        if type(raw) is not list or len(raw) != n_calls:
+            raise codec.ChannelError("wrong number of values")
+        before = left[0]
+        values = [codec.decode_value(v, left) for v in raw]
+        units = before - left[0]
+        wanted = known is not None and units <= MAX_KNOWN_UNITS
+        return CaseExecution(
+            case_id,
+            "ok",
+            values=values,
+            duration_s=duration,
+            encoding=_own_encoding(body, raw) if wanted else None,
+            units=units,
+        )
     except codec.TooLarge as exc:  # over a decoding bound: the candidate's failure, said so
         return CaseExecution(case_id, "crashed", message=str(exc))
     except codec.ChannelError:
         return CaseExecution(case_id, "crashed", message=CORRUPTED)
+
+
+def _own_encoding(body: bytes, raw: list[Any]) -> bytes | None:
+    """The key of the values' bytes where they are exactly the encoding the child writes of
+    what they parsed to (so they parse alone, and to that); None otherwise."""
+    found = _encoding(body)
+    if found is None:
+        return None
+    if compact_json(raw).encode("utf-8", "surrogatepass") != found[0]:
+        return None
+    return encoding_key(found[0])
 
 
 def _merge_coverage(program: str, slots: Any) -> dict[str, Any] | None:
@@ -173,8 +271,11 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
         raise ReplyError("reply has the wrong number of case slots")
     left = [codec.MAX_SAMPLE_UNITS]  # what all the values of the sample may use together
     with paused_gc():  # decoded values are trees: no cycles to collect
+        known = request.known or {}  # a case without an entry: its encoding is not wanted
         cases = {
-            case.case_id: _case(case.case_id, case.mode, len(case.calls), i, slots[i], left)
+            case.case_id: _case(
+                case.case_id, case.mode, len(case.calls), i, slots[i], left, known.get(case.case_id)
+            )
             for i, case in enumerate(request.cases)
         }
     return SampleExecution(

@@ -149,13 +149,16 @@ FRAME_NEEDS_BUILTINS = _c_encode is None
 _join = "".join
 
 
+def compact_json(data: Any) -> str:
+    """Plain data as the frames' JSON writes it (no spaces; NaN as ``NaN``)."""
+    if _c_encode is not None:
+        return _join(_c_encode(data, 0))
+    return _json_dumps(data, separators=(",", ":"))  # pragma: no cover
+
+
 def frame(kind: int, index: int, payload: dict[str, Any]) -> bytes:
     """A frame for the result pipe: header plus JSON payload."""
-    if _c_encode is not None:
-        text = _join(_c_encode(payload, 0))
-    else:  # pragma: no cover
-        text = _json_dumps(payload, separators=(",", ":"))
-    body = text.encode("utf-8", "surrogatepass")
+    body = compact_json(payload).encode("utf-8", "surrogatepass")
     return _pack(MAGIC, kind, index, _len(body)) + body
 
 
