@@ -188,7 +188,7 @@ def test_a_run_judges_alike_with_and_without_known_values(
     monkeypatch.setattr(known_values, "passed_values", known_values.PassedValues())
     with_known = run("with")
     kept = known_values.passed_values
-    assert sum(len(e) for _, cases in kept._problems.values() for e in cases.values()) == 40
+    assert sum(len(e) for k in kept._problems.values() for e in k.cases.values()) == 40
     monkeypatch.setattr(known_values, "MAX_ENCODINGS", 0)  # nothing kept: all decoded
     assert run("without") == with_known
     monkeypatch.setattr(known_values, "passed_values", learning)
@@ -200,3 +200,33 @@ def test_a_run_judges_alike_with_and_without_known_values(
         "late": False,
         "right-last": True,
     }
+
+
+def test_the_problems_judged_longest_ago_give_up_their_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept values are bounded: past the bound, the oldest problem's go first, and a problem
+    whose values alone are past it keeps what fits."""
+    from harness.sandbox import CaseExecution
+
+    monkeypatch.setattr(known_values, "MAX_KEPT_UNITS", 100)
+    kept = known_values.PassedValues()
+    first, second = _problem("K/first", False), _problem("K/second", False)
+
+    def passed(problem: Problem, case: int, units: int) -> None:
+        kept.of(problem)
+        executed = CaseExecution(
+            f"plus_{case}", "ok", values=[case], encoding=b"%d" % case, units=units
+        )
+        kept.record(problem, executed)
+
+    passed(first, 1, 60)
+    passed(first, 2, 30)
+    assert set(kept.of(first)["plus_1"]) == {b"1"} and kept._units == 90
+    passed(second, 3, 50)  # over the bound: the first problem's go
+    assert kept.of(second)["plus_3"] and kept._units == 50
+    assert not any(kept.of(first).values())
+    passed(second, 4, 60)  # the second problem alone would pass the bound: not kept
+    assert not kept.of(second)["plus_4"] and kept._units == 50
+    passed(second, 5, 50)
+    assert kept.of(second)["plus_5"] and kept._units == 100

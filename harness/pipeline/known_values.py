@@ -17,6 +17,7 @@ judged, at most :data:`MAX_KEPT_UNITS` units of values in all and :data:`MAX_ENC
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 
 from harness.records import Problem
@@ -29,26 +30,39 @@ MAX_PROBLEMS = 512
 _Cases = dict[str, dict[bytes, KnownValues]]
 
 
+class _Kept:
+    """One problem's kept values: by oracle case, by encoding; and their units in all."""
+
+    __slots__ = ("problem", "cases", "units")
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.cases: _Cases = {
+            c.case_id: {} for c in problem.cases if c.oracle and c.mode == "compare"
+        }
+        self.units = 0
+
+
 class PassedValues:
-    """The passed values of each oracle case of the problems seen, by encoding."""
+    """The passed values of each oracle case of the problems seen, by encoding. Past its
+    bounds the problems judged longest ago give up theirs (a worker judges a problem's
+    samples together, then moves on)."""
 
     def __init__(self) -> None:
-        self._problems: dict[int, tuple[Problem, _Cases]] = {}
+        self._problems: OrderedDict[int, _Kept] = OrderedDict()
         self._units = 0
         self._lock = threading.Lock()  # a trainer may judge from several threads
 
     def of(self, problem: Problem) -> Mapping[str, Mapping[bytes, KnownValues]]:
         """The problem's oracle cases, each with its passed encodings so far (the sandbox's
         ``SampleRequest.known``: a case with an entry, even empty, wants its encoding)."""
-        entry = self._problems.get(id(problem))
-        if entry is None or entry[0] is not problem:
+        kept = self._problems.get(id(problem))
+        if kept is None or kept.problem is not problem:
             with self._lock:
                 if len(self._problems) >= MAX_PROBLEMS:
-                    self._problems.clear()
-                    self._units = 0
-                cases = {c.case_id: {} for c in problem.cases if c.oracle and c.mode == "compare"}
-                entry = self._problems[id(problem)] = (problem, cases)
-        return entry[1]
+                    self._drop_oldest()
+                kept = self._problems[id(problem)] = _Kept(problem)
+        return kept.cases
 
     def record(self, problem: Problem, executed: CaseExecution) -> None:
         """Keep ``executed``'s values: its case's oracle passed them (a known case's are)."""
@@ -58,16 +72,28 @@ class PassedValues:
         if any(hasattr(type(value), "__next__") for value in values):
             return  # an iterator is consumed by the check that reads it: never shared
         with self._lock:
-            entry = self._problems.get(id(problem))
-            if entry is None or entry[0] is not problem:
+            kept = self._problems.get(id(problem))
+            if kept is None or kept.problem is not problem:
                 return
-            encodings = entry[1].get(executed.case_id)
+            encodings = kept.cases.get(executed.case_id)
             if encodings is None or len(encodings) >= MAX_ENCODINGS:
                 return
+            self._problems.move_to_end(id(problem))
+            while self._units + executed.units > MAX_KEPT_UNITS and len(self._problems) > 1:
+                if next(iter(self._problems.values())) is kept:
+                    break
+                self._drop_oldest()
             if self._units + executed.units > MAX_KEPT_UNITS:
                 return
             encodings[executed.encoding] = KnownValues(tuple(values), executed.units)
+            kept.units += executed.units
             self._units += executed.units
+
+    def _drop_oldest(self) -> None:
+        _, kept = self._problems.popitem(last=False)
+        self._units -= kept.units
+        for encodings in kept.cases.values():  # a request that still holds them sees none
+            encodings.clear()
 
 
 passed_values = PassedValues()
