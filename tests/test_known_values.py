@@ -4,7 +4,6 @@ judging would have given it, forged payloads included."""
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 from pathlib import Path
@@ -21,7 +20,7 @@ from harness.records import STOP_AT_FIRST_FAILURE, CheckCase, Problem, Sample
 from harness.sandbox import KnownValues, Sandbox, SandboxSettings
 from harness.sandbox.api import CaseRequest, SampleRequest
 from harness.sandbox.channel import codec
-from harness.sandbox.decode import CORRUPTED, _known_case, assemble, encoding_key
+from harness.sandbox.decode import BLOB, CORRUPTED, _known_case, assemble, encoding_key
 
 NONCE = "abc"
 CALL = CaseRequest("c", "compare", calls=("candidate()",))
@@ -41,8 +40,8 @@ def child_body(value: Any, duration: float = 1e-5, index: int = 0) -> bytes:
 
 def decoded(body: bytes, known: dict[bytes, KnownValues] | None = None) -> Any:
     request = SampleRequest("", "f", (CALL,), known={"c": known or {}})
-    slot = {"kind": "frame", "nonce": NONCE, "data": base64.b64encode(body).decode()}
-    return assemble(request, {"slots": [slot]}).cases["c"]
+    slot = {"kind": "frame", "nonce": NONCE, "at": [0, len(body)]}
+    return assemble(request, {"slots": [slot], BLOB: body}).cases["c"]
 
 
 def learned(value: Any) -> dict[bytes, KnownValues]:
@@ -111,7 +110,7 @@ def test_a_known_value_still_counts_against_the_samples_units() -> None:
     body = child_body(list(range(100)))
     known = learned(list(range(100)))
     units = next(iter(known.values())).units
-    slot = {"kind": "frame", "nonce": NONCE, "data": base64.b64encode(body).decode()}
+    slot = {"kind": "frame", "nonce": NONCE, "at": [0, len(body)]}
     assert _known_case("c", 0, slot, body, known, [units]) is None
     left = [units + 1]
     assert _known_case("c", 0, slot, body, known, left).known and left == [1]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import array
-import base64
 import builtins
 import collections
 import datetime
@@ -24,7 +23,7 @@ from hypothesis.extra import numpy as npst
 
 from harness.sandbox.api import CaseRequest, SampleRequest
 from harness.sandbox.channel import codec
-from harness.sandbox.decode import CORRUPTED, ReplyError, assemble
+from harness.sandbox.decode import BLOB, CORRUPTED, ReplyError, assemble
 
 # numpy dtypes that travel as themselves (long doubles do not: they become opaque)
 numeric_dtypes = npst.scalar_dtypes().filter(
@@ -184,21 +183,22 @@ def test_forged_trees_decode_or_raise_channel_error(data: Any) -> None:
 @given(st.binary(max_size=200), st.sampled_from(["frame", "setup"]))
 def test_forged_frames_become_corrupted_cases(data: bytes, kind: str) -> None:
     request = SampleRequest("", "f", (CaseRequest("c", "compare", calls=("candidate()",)),))
-    slot = {"kind": kind, "nonce": "abc", "data": base64.b64encode(data).decode()}
-    reply = {"slots": [slot], "coverage": []}
+    slot = {"kind": kind, "nonce": "abc", "at": [0, len(data)]}
+    reply = {"slots": [slot], "coverage": [], BLOB: data}
     case = assemble(request, reply).cases["c"]
     assert case.status == "crashed" and case.message == CORRUPTED
 
 
-def _frame_slot(payload: dict[str, Any], nonce: str = "abc") -> dict[str, Any]:
+def _frame_reply(payload: dict[str, Any], nonce: str = "abc") -> dict[str, Any]:
+    """A reply of one frame slot, its payload in the reply's bytes as the server puts it."""
     body = json.dumps(payload).encode()
-    return {"kind": "frame", "nonce": nonce, "data": base64.b64encode(body).decode()}
+    return {"slots": [{"kind": "frame", "nonce": nonce, "at": [0, len(body)]}], BLOB: body}
 
 
 def test_good_frame_decodes_and_bad_ones_do_not() -> None:
     request = SampleRequest("", "f", (CaseRequest("c", "compare", calls=("candidate()",)),))
     good = {"status": "ok", "values": [["i", "1e"]], "duration_s": 0.1, "n": "abc", "i": 0}
-    assert assemble(request, {"slots": [_frame_slot(good)]}).cases["c"].values == [30]
+    assert assemble(request, _frame_reply(good)).cases["c"].values == [30]
     for bad in (
         dict(good, n="other"),  # another writer
         dict(good, i=1),  # out of order
@@ -209,12 +209,17 @@ def test_good_frame_decodes_and_bad_ones_do_not() -> None:
         dict(good, duration_s=-1),
         dict(good, status="passed"),
     ):
-        case = assemble(request, {"slots": [_frame_slot(bad)]}).cases["c"]
+        case = assemble(request, _frame_reply(bad)).cases["c"]
         assert (case.status, case.message) == ("crashed", CORRUPTED), bad
     with pytest.raises(ReplyError):
         assemble(request, {"slots": []})
     with pytest.raises(ReplyError):
         assemble(request, {"slots": [{"kind": "verdict", "status": "ok"}]})
+    for at in ([0, 10_000], [-1, 3], [0], "0:3", [0.0, 3]):  # not where our server puts one
+        reply = _frame_reply(good)
+        reply["slots"][0]["at"] = at
+        with pytest.raises(ReplyError):
+            assemble(request, reply)
 
 
 class EvilInt(int):

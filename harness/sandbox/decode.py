@@ -9,8 +9,6 @@ not what our own server writes is an infrastructure fault (:class:`ReplyError`).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import math
 from collections.abc import Mapping
@@ -31,6 +29,9 @@ from harness.sandbox.coverage_data import analyze
 
 CORRUPTED = "corrupted result channel"
 MAX_ARCS = 1_000_000  # a program has far fewer distinct arcs; more is a forged report
+# A reply's frame payloads: the bytes after its JSON (the server's write_message), each slot
+# saying where its payload is (``"at": [offset, length]``).
+BLOB = "blob"
 _VERDICTS = ("timeout", "crashed")
 _FRAME_STATUSES = ("ok", "assertion", "raised")
 # A compare case's payload as the child writes it (child.py's _run_case, then its sender):
@@ -68,17 +69,22 @@ def _exception(value: Any) -> dict[str, str]:
     return {"type": _str(value["type"], 200), "message": _str(value["message"], 4000)}
 
 
-def _body(slot: dict[str, Any]) -> bytes:
-    """The payload bytes of a forwarded frame."""
-    try:
-        return base64.b64decode(_str(slot.get("data"), codec.MAX_FRAME * 2), validate=True)
-    except (binascii.Error, ValueError):
-        raise codec.ChannelError("bad base64") from None
+def _body(slot: dict[str, Any], blob: Any) -> bytes:
+    """The payload bytes of a forwarded frame, from the reply's bytes."""
+    at = slot.get("at")
+    if (
+        type(at) is not list
+        or len(at) != 2
+        or not all(type(n) is int and n >= 0 for n in at)
+        or at[0] + at[1] > len(blob)
+    ):
+        raise ReplyError("reply has a frame outside its bytes")
+    return bytes(blob[at[0] : at[0] + at[1]])
 
 
-def _payload(slot: dict[str, Any], index: int | None, body: bytes | None = None) -> dict[str, Any]:
+def _payload(slot: dict[str, Any], index: int | None, body: bytes) -> dict[str, Any]:
     """The checked JSON payload of a forwarded frame (nonce and case index included)."""
-    return _checked(codec.parse_payload(_body(slot) if body is None else body), slot, index)
+    return _checked(codec.parse_payload(body), slot, index)
 
 
 def _checked(payload: dict[str, Any], slot: dict[str, Any], index: int | None) -> dict[str, Any]:
@@ -140,6 +146,7 @@ def _case(
     index: int,
     slot: Any,
     left: list[int],
+    blob: Any,
     known: Mapping[bytes, KnownValues] | None = None,
 ) -> CaseExecution:
     if type(slot) is not dict:
@@ -158,8 +165,9 @@ def _case(
     if kind not in ("frame", "setup"):
         raise ReplyError(f"case {case_id}: unknown slot kind {kind!r}")
     try:
+        body = _body(slot, blob)
         if kind == "setup":
-            payload = _payload(slot, None)
+            payload = _payload(slot, None, body)
             if payload.get("status") != "raised" or type(payload.get("i")) is not int:
                 raise codec.ChannelError("bad setup frame")
             exc = _exception(payload.get("exception"))
@@ -169,7 +177,6 @@ def _case(
                 exception=exc,
                 message=f"the program raised {exc['type']} while loading: {exc['message']}",
             )
-        body = _body(slot)
         if mode == "compare":
             seen = _known_case(case_id, index, slot, body, known, left)
             if seen is not None:
@@ -224,7 +231,7 @@ def _own_encoding(body: bytes, raw: list[Any]) -> bytes | None:
     return encoding_key(found[0])
 
 
-def _merge_coverage(program: str, slots: Any) -> dict[str, Any] | None:
+def _merge_coverage(program: str, slots: Any, blob: Any) -> dict[str, Any] | None:
     """Line and branch coverage of solution.py, from the arcs every child of the sample ran."""
     if type(slots) is not list or not slots:
         return None
@@ -232,7 +239,7 @@ def _merge_coverage(program: str, slots: Any) -> dict[str, Any] | None:
     reported = False
     for slot in slots:
         try:
-            cov = _payload(slot, None).get("coverage")
+            cov = _payload(slot, None, _body(slot, blob)).get("coverage")
             if type(cov) is not dict or type(cov.get("arcs")) is not list:
                 continue
             for pair in cov["arcs"][:MAX_ARCS]:
@@ -272,9 +279,17 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
     left = [codec.MAX_SAMPLE_UNITS]  # what all the values of the sample may use together
     with paused_gc():  # decoded values are trees: no cycles to collect
         known = request.known or {}  # a case without an entry: its encoding is not wanted
+        blob = reply.get(BLOB, b"")
         cases = {
             case.case_id: _case(
-                case.case_id, case.mode, len(case.calls), i, slots[i], left, known.get(case.case_id)
+                case.case_id,
+                case.mode,
+                len(case.calls),
+                i,
+                slots[i],
+                left,
+                blob,
+                known.get(case.case_id),
             )
             for i, case in enumerate(request.cases)
         }
@@ -284,7 +299,7 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
         stderr=str(reply.get("stderr", "")),
         duration_s=float(reply.get("duration_s", 0.0)),
         max_rss_kb=int(reply.get("max_rss_kb", 0)),
-        coverage=_merge_coverage(request.program, reply.get("coverage"))
+        coverage=_merge_coverage(request.program, reply.get("coverage"), blob)
         if request.coverage
         else None,
         notes=[str(n) for n in reply.get("notes", [])],

@@ -35,7 +35,7 @@ from harness.sandbox.api import (
     SampleRequest,
     SandboxSettings,
 )
-from harness.sandbox.decode import ReplyError, assemble
+from harness.sandbox.decode import BLOB, ReplyError, assemble
 from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
 from harness.sandbox.server_files import MAX_STRETCH, server_module
 
@@ -506,12 +506,17 @@ class _Reader(threading.Thread):
 
     @staticmethod
     def _parse(body: bytes) -> dict[str, Any]:
+        """A reply: its JSON, and the bytes after it (the frames' payloads its slots point
+        at, past a NUL byte, which JSON as the server writes it never holds) as ``blob``."""
+        cut = body.find(b"\0")
         try:
-            message = json.loads(body)
+            message = json.loads(body if cut < 0 else body[:cut])
         except ValueError as exc:
             raise InfraError(f"unreadable reply from the sandbox server: {exc}") from None
         if type(message) is not dict:
             raise InfraError("reply from the sandbox server is not an object")
+        if cut >= 0:
+            message[BLOB] = memoryview(body)[cut + 1 :]
         return message
 
 

@@ -2,14 +2,13 @@
 deadlines, and turns how the segment ended into the slots of its cases.
 
 Stdlib only; loaded by path by the fork server. It never decodes values: it forwards each
-frame's payload (base64) for the trusted side to check, and reads only frame headers, to know
-which case is running. The frames must come in exactly one order (started, ready, one per
+frame's payload as it is (in the reply's bytes after its JSON: ``server.write_message``) for the
+trusted side to check, and reads only frame headers, to know which case is running. The frames must come in exactly one order (started, ready, one per
 case, end); anything else fails the sample as a corrupted channel.
 """
 
 from __future__ import annotations
 
-import base64
 import math
 import os
 import select
@@ -196,9 +195,10 @@ class Segment:
             handler(index, body, from_judge)
 
     def _packed(self, body: bytes, from_judge: bool) -> dict[str, Any]:
-        """A frame as the trusted side gets it: its writer's nonce and its payload."""
+        """A frame as the trusted side gets it: its writer's nonce and where its payload is in
+        the reply's bytes (``[offset, length]``)."""
         nonce = self.judge.nonce if from_judge else self.nonce
-        return {"nonce": nonce, "data": base64.b64encode(body).decode()}
+        return {"nonce": nonce, "at": attach(self.st, body)}
 
     def _on_ready(self, index: int, body: bytes, from_judge: bool) -> None:
         if index != self.first:
@@ -271,6 +271,15 @@ class Segment:
         if module:
             return f"the program did not finish loading within {limit:g}s"
         return f"timed out after {limit:g}s"
+
+
+def attach(st: dict[str, Any], body: bytes) -> list[int]:
+    """Put a payload in the sample's reply bytes (``st["blob"]``, its parts in order, and
+    ``st["blob_size"]``); where it is there."""
+    at = st["blob_size"]
+    st["blob"].append(body)
+    st["blob_size"] = at + len(body)
+    return [at, len(body)]
 
 
 def header(codec: Any, raw: bytes) -> tuple[int, int, int]:

@@ -5,8 +5,9 @@ with ``-S`` the server runs ``site`` itself, so that it can defer the at-fork ho
 start-up registers (:func:`load_deferring_fork_hooks`).
 It talks to the trusted side over its stdin/stdout with length-prefixed JSON messages, and
 enforces the case timeouts and the sample budget by reading the child's frames with deadlines.
-It never decodes values: it forwards the child's frame payloads (base64) for the trusted side
-to check, and only reads frame headers to know which case is running.
+It never decodes values: it forwards the child's frame payloads as they are, in the reply's
+bytes after its JSON (:func:`write_message`), for the trusted side to check, and only reads
+frame headers to know which case is running.
 
 The server holds every problem and program it is sent, so no candidate is ever forked from
 it: right after its warm imports, before it reads a request, it forks the zygote
@@ -43,6 +44,7 @@ PRELOAD = (
     "io textwrap unicodedata"
 ).split()
 _LEN = struct.Struct(">I")
+BLOB = "blob"  # a reply's key for the bytes after its JSON (the frames' payloads)
 # After this many cases in a row ran past their limits, the sample's other cases are not run
 # (a request may ask for fewer: 1 when only its verdict counts).
 TIMEOUTS_IN_A_ROW = 2
@@ -92,8 +94,12 @@ def read_message(fd: int) -> dict[str, Any] | None:
     return None if body is None else json.loads(body)
 
 
-def write_message(fd: int, message: dict[str, Any]) -> None:
+def write_message(fd: int, message: dict[str, Any], blob: bytes = b"") -> None:
+    """A message: its length, its JSON, then, when it has some, a NUL and ``blob`` (the frames'
+    payloads its slots point at; JSON as json writes it has no NUL byte in it)."""
     body = json.dumps(message, separators=(",", ":")).encode()
+    if blob:
+        body = b"%s\0%s" % (body, blob)
     view = memoryview(_LEN.pack(len(body)) + body)
     while view:
         view = view[os.write(fd, view) :]
@@ -133,6 +139,8 @@ class Server:
         state: dict[str, Any] = {
             "slots": [None] * len(cases),
             "coverage": [],
+            "blob": [],  # the frames' payloads, in order (segment.attach)
+            "blob_size": 0,
             "stdout": b"",
             "stderr": b"",
             "rss": 0,
@@ -176,6 +184,7 @@ class Server:
             "duration_s": time.monotonic() - start,
             "notes": state["notes"],
             "infra": state["infra"],
+            BLOB: b"".join(state["blob"]),
         }
 
     def _segment(
@@ -405,7 +414,7 @@ def main(argv: list[str]) -> int:
             server.last_counters = server.zygote.order({"op": "sweep"})["counters"]
             reply = {"infra": "fork server error:\n" + traceback.format_exc()[-4000:]}
         reply["id"] = request.get("id")
-        write_message(out_fd, reply)
+        write_message(out_fd, reply, reply.pop(BLOB, b""))
 
 
 def _zygote_setup(cfg: dict[str, Any], kernel: Any, tcp: bool) -> Any:
