@@ -25,7 +25,11 @@ from harness.sandbox.channel.codec import decode_value, encode_value
 
 
 class Oracle(Protocol):
-    """Why ``values`` fail the case described by ``expected`` (parsed JSON); None: passed."""
+    """Why ``values`` fail the case described by ``expected`` (parsed JSON); None: passed.
+
+    A pure function of both, which only reads them: values it passed are kept and handed to
+    later samples that send the same bytes, without asking it again
+    (:mod:`harness.pipeline.known_values`)."""
 
     def __call__(self, values: Sequence[Any], expected: Any) -> str | None: ...
 
