@@ -152,11 +152,28 @@ def mismatch(got: Any, want: Any, limit: int = 120) -> str:
 def brief(value: Any, limit: int = 120) -> str:
     """``repr(value)`` cut to ``limit`` characters, at a cost bounded by ``limit`` too: a
     decoded value can be a million items long, and an int too long for ``repr``."""
-    try:
-        text = _BRIEF.repr(value)
-    except Exception:  # noqa: BLE001 - decoded values are plain data; still, never raise here
-        text = "<unprintable>"
+    text = _short_repr(value)
+    if text is None:
+        try:
+            text = _BRIEF.repr(value)
+        except Exception:  # noqa: BLE001 - decoded values are plain data; still, never raise
+            text = "<unprintable>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _short_repr(value: Any) -> str | None:
+    """``_BRIEF.repr(value)`` of a number, None or short string, by ``repr`` alone (what it
+    gives them when it cuts nothing); None for anything else. A failed case's message names
+    its two values: every input judged, that is half a million messages on HumanEval+."""
+    kind = type(value)
+    if kind is float or kind is bool or value is None:
+        return repr(value)
+    if kind is int and -_SHORT_INT < value < _SHORT_INT:
+        return repr(value)
+    if kind is str and len(value) <= _BRIEF.maxstring:
+        text = repr(value)
+        return text if len(text) <= _BRIEF.maxstring else None
+    return None
 
 
 class _Brief(reprlib.Repr):
@@ -177,3 +194,4 @@ class _Brief(reprlib.Repr):
 
 
 _BRIEF = _Brief()
+_SHORT_INT = 10 ** (_BRIEF.maxlong - 1)  # its repr fits reprlib's maxlong: not cut
