@@ -165,6 +165,7 @@ def _run_fresh(
     *,
     who: str,
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> dict[str, Any]:
     """Run ``runner`` (a script) in a fresh interpreter on ``samples`` written to a file (its
     path where ``args`` has :data:`SAMPLES`) and return the JSON report it prints last."""
@@ -173,7 +174,9 @@ def _run_fresh(
         path.write_text("".join(json.dumps(s) + "\n" for s in samples))
         argv = [str(path) if a is SAMPLES else a for a in args]
         command = [sys.executable, "-c", runner, *argv]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            command, env=env, cwd=cwd, capture_output=True, text=True, check=False
+        )
     if done.returncode != 0:
         raise RuntimeError(f"{who} failed: {done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -187,13 +190,20 @@ def run_project_fresh(
     *,
     workers: int = 2,
     every_case: bool = False,
+    checkout: Path | None = None,
 ) -> tuple[dict[tuple[str, str], dict[str, Any]], float]:
     """The rows of ``harness.evaluate`` run as a user runs it, in a fresh process (the suite
     loaded from ``data_dir``, ``workers`` judging workers started), and the seconds from
-    loading the suite to the rows."""
+    loading the suite to the rows. ``checkout``: another checkout of the project whose code
+    runs instead of this one's (an earlier commit's, timed beside it)."""
     samples = [s.__dict__ for s in samples_for(problems, programs)]
     args = [suite, str(data_dir), SAMPLES, str(workers), "1" if every_case else "0"]
-    report = _run_fresh(_PROJECT_RUNNER, samples, args, who="the project's run")
+    env = None
+    if checkout is not None:  # its packages first: before this checkout's installed ones
+        env = {**os.environ, "PYTHONPATH": str(checkout.resolve())}
+    report = _run_fresh(
+        _PROJECT_RUNNER, samples, args, who="the project's run", env=env, cwd=checkout
+    )
     rows = {(r["task_id"], r["sample_id"]): r for r in report["rows"]}
     return rows, float(report["elapsed_s"])
 

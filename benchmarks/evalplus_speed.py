@@ -28,6 +28,10 @@ process, from the data and the samples on disk to the verdicts:
   failed input, the CPU of all of it shared perfectly over the workers. evalplus / least work
   caps the default mode's ratio whatever a tool does.
 
+With ``--baseline DIR`` (another checkout of the project, such as ``git worktree add DIR
+COMMIT``) that code's run is timed too, in the same rounds, as ``baseline``: the old code and the
+new one back to back on the same programs.
+
 A first, untimed round fills both tools' caches. With ``--rounds N`` each mode is timed N
 times, each tool going first in every other round, and the medians are compared. Prints the
 seconds, the ratios evalplus / project and each tool's over the programs' own work, and any
@@ -43,6 +47,7 @@ import statistics
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from benchmarks.evalplus_programs import make_programs, run_evalplus, run_project_fresh
@@ -82,6 +87,11 @@ def main() -> None:
         "--modes", default="default,every", help="default (verdict only), every (every input)"
     )
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of the project (an earlier commit) to time beside this one",
+    )
+    parser.add_argument(
         "--least",
         action="store_true",
         help="in the default mode, also the least work any evaluator needs in any order of "
@@ -116,12 +126,17 @@ def main() -> None:
                 workers=args.workers, fast_check=not every,
             ),
         }  # fmt: skip
+        if args.baseline is not None:
+            runs["baseline"] = functools.partial(
+                run_project_fresh, args.suite, folder, problems, programs,
+                workers=args.workers, every_case=every, checkout=args.baseline,
+            )  # fmt: skip
         times: dict[str, list[float]] = {tool: [] for tool in runs}
         results: dict[str, Any] = {}
         for round_ in range(args.rounds + 1):  # round 0 warms both tools' caches
             # Each tool goes first in every other round: a run just after the other tool's
             # was measured slower (by up to a tenth here), whichever tool ran first.
-            for tool in ("evalplus", "project") if round_ % 2 else ("project", "evalplus"):
+            for tool in sorted(runs, reverse=bool(round_ % 2)):
                 results[tool], seconds = runs[tool]()
                 if round_:
                     times[tool].append(seconds)
@@ -142,6 +157,18 @@ def main() -> None:
         print(f"{'every input judged' if every else 'default mode (verdict only)'}:")
         print(f"  project  {project:8.2f} s  ({judged} inputs judged) {_spread(times['project'])}")
         print(f"  evalplus {evalplus:8.2f} s  {_spread(times['evalplus'])}")
+        if "baseline" in times:
+            baseline = statistics.median(times["baseline"])
+            changed = sum(
+                1
+                for key, row in results["baseline"].items()
+                if (row["status"], row.get("base_passed")) != _verdict(rows[key])
+            )
+            print(
+                f"  baseline {baseline:8.2f} s  ({args.baseline}) {_spread(times['baseline'])}: "
+                f"evalplus / baseline = {evalplus / baseline:.2f}x, baseline / project = "
+                f"{baseline / project:.2f}x, {changed} verdicts differ"
+            )
         print(f"  programs' own work {own_s:8.2f} s  (bare, no judging: the floor for any tool)")
         print(f"  evalplus / project = {evalplus / project:.2f}x")
         print(
@@ -173,6 +200,10 @@ def _least_work(args: Any, folder: Any, problems: list[Any], programs: list[Any]
         cases = [] if row["error_kind"] else row["cases"]
         judged.append((program.task_id, program.source, {c["case_id"]: c["status"] for c in cases}))
     return least_work_s(problems, judged, workers=args.workers)
+
+
+def _verdict(row: dict[str, Any]) -> tuple[Any, Any]:
+    return row["status"], row.get("base_passed")
 
 
 def _spread(values: list[float]) -> str:

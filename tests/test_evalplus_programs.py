@@ -59,3 +59,33 @@ def test_float_noise_and_tuple_as_list_wrappers_change_only_their_type_of_output
     as_list = _entry(programs["HumanEval/8", "tuple-as-list"], "sum_product")
     reference = _entry(programs["HumanEval/8", "reference"], "sum_product")
     assert reference([1, 2]) == (3, 2) and as_list([1, 2]) == [3, 2]
+
+
+def test_a_baseline_checkout_runs_its_own_code(shared_data: Path, tmp_path: Path) -> None:
+    """``evalplus_speed --baseline DIR`` times another checkout's code beside this one's: the
+    run imports the harness from that checkout (here a copy whose evaluate marks its rows), and
+    judges the same programs."""
+    import shutil
+
+    from benchmarks.evalplus_programs import run_project_fresh
+
+    root = Path(__file__).resolve().parents[1]
+    copy = tmp_path / "checkout"
+    for part in ("harness", "suites", "plugin", "benchmarks"):
+        shutil.copytree(root / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    evaluate = copy / "harness" / "evaluate.py"
+    evaluate.write_text(
+        evaluate.read_text().replace(
+            "        return evaluate_local(problems, samples, **options)",
+            "        return [dict(r, baseline=True) for r in evaluate_local(problems, samples, **options)]",
+        )
+    )
+    problems = [p for p in load_suite("humaneval-plus", data_dir=shared_data)[:1]]
+    programs = make_programs(problems, 1)[:2]
+    ours, _ = run_project_fresh("humaneval-plus", shared_data, problems, programs)
+    theirs, seconds = run_project_fresh(
+        "humaneval-plus", shared_data, problems, programs, checkout=copy
+    )
+    assert seconds > 0 and all(row.get("baseline") for row in theirs.values())
+    assert not any(row.get("baseline") for row in ours.values())
+    assert {k: r["status"] for k, r in theirs.items()} == {k: r["status"] for k, r in ours.items()}
