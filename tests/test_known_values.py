@@ -67,6 +67,10 @@ def forgeries(body: bytes) -> list[bytes]:
         head + b',"duration_s":1e-05,"n":"abc"}',  # no index
         head + b',"duration_s":1e-05,"n":"abc","i":0',  # cut short
         head + b',"duration_s":1e-05,"n":"abc","i":0}}',  # one brace too many
+        head + b',"duration_s":3,"n":"abc","i":0}',  # a whole number of seconds
+        head + b',"duration_s":1e-05,"n":"\\u0061bc","i":0}',  # the nonce spelt with an escape
+        head + b',"duration_s":1e-05,"n":"abc","i":00}',  # not a JSON number
+        head + b',"duration_s":1e999,"n":"abc","i":0}',  # past a float
     ]
 
 
