@@ -162,7 +162,7 @@ def main() -> None:
             changed = sum(
                 1
                 for key, row in results["baseline"].items()
-                if (row["status"], row.get("base_passed")) != _verdict(rows[key])
+                if _verdict(row) != _verdict(rows[key])
             )
             print(
                 f"  baseline {baseline:8.2f} s  ({args.baseline}) {_spread(times['baseline'])}: "
@@ -203,6 +203,7 @@ def _least_work(args: Any, folder: Any, problems: list[Any], programs: list[Any]
 
 
 def _verdict(row: dict[str, Any]) -> tuple[Any, Any]:
+    """A row's verdict on base + plus and on base alone."""
     return row["status"], row.get("base_passed")
 
 
