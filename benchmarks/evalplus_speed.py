@@ -27,6 +27,10 @@ process, from the data and the samples on disk to the verdicts:
   program's inputs in any order: a passing program's every input, a failing one's cheapest
   failed input, the CPU of all of it shared perfectly over the workers. evalplus / least work
   caps the default mode's ratio whatever a tool does.
+- **the parts' cost** (``--parts-cost``, default mode): the programs that passed, judged again
+  in parts and in one child each (``every_case=True``). Both run every input of such a program,
+  so the difference is what stopping at the first failed part costs the programs that never
+  fail: a fork, a round trip and a judging step more per part.
 
 With ``--baseline DIR`` (another checkout of the project, such as ``git worktree add DIR
 COMMIT``) that code's run is timed too, in the same rounds, as ``baseline``: the old code and the
@@ -90,6 +94,13 @@ def main() -> None:
         "--baseline",
         type=Path,
         help="another checkout of the project (an earlier commit) to time beside this one",
+    )
+    parser.add_argument(
+        "--parts-cost",
+        action="store_true",
+        help="in the default mode, also time the programs that pass twice more, in parts and in "
+        "one child each (every_case=True): what stopping at the first failed part costs a "
+        "program that has none",
     )
     parser.add_argument(
         "--least",
@@ -182,11 +193,45 @@ def main() -> None:
                 "program, a failing one's cheapest failed input, cores shared perfectly)"
             )
             print(f"  evalplus / least work = {evalplus / least_s:.2f}x (the ceiling in any order)")
+        if args.parts_cost and not every:
+            parts_s, whole_s, passing = parts_cost_s(
+                args.suite, folder, problems, programs, rows, args.workers, args.rounds
+            )
+            print(
+                f"  the {len(passing)} passing programs alone: in parts {parts_s:8.2f} s, in one "
+                f"child each {whole_s:8.2f} s; the parts cost {parts_s - whole_s:.2f} s "
+                f"({(parts_s - whole_s) / parts_s:.0%} of their time in parts)"
+            )
         if unjudged:
             print(f"  project could not judge: {', '.join(unjudged)}")
         missing = [key for key in rows if key not in verdicts]
         if missing:
             print(f"  evalplus gave no verdict for {len(missing)} programs")
+
+
+def parts_cost_s(
+    suite: str,
+    folder: Path,
+    problems: list[Any],
+    programs: list[Any],
+    rows: dict[tuple[str, str], dict[str, Any]],
+    workers: int,
+    rounds: int = 1,
+) -> tuple[float, float, list[Any]]:
+    """The median seconds of the programs that passed in ``rows`` judged in the default mode
+    (in parts, each stopping at its first failed one) and with every input in one child, each
+    in a fresh process, the two in turn going first; and those programs. Both run every input
+    of a passing program, so the difference is what the parts themselves cost (a child, a
+    round trip and a judging step more per part)."""
+    passing = [p for p in programs if rows[p.task_id, p.sample_id]["status"] == "passed"]
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for round_ in range(rounds):
+        for every in (False, True) if round_ % 2 == 0 else (True, False):
+            _, seconds = run_project_fresh(
+                suite, folder, problems, passing, workers=workers, every_case=every
+            )
+            times[every].append(seconds)
+    return statistics.median(times[False]), statistics.median(times[True]), passing
 
 
 def _least_work(args: Any, folder: Any, problems: list[Any], programs: list[Any]) -> float:

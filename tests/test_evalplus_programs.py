@@ -89,3 +89,23 @@ def test_a_baseline_checkout_runs_its_own_code(shared_data: Path, tmp_path: Path
     assert seconds > 0 and all(row.get("baseline") for row in theirs.values())
     assert not any(row.get("baseline") for row in ours.values())
     assert {k: r["status"] for k, r in theirs.items()} == {k: r["status"] for k, r in ours.items()}
+
+
+def test_the_parts_cost_times_only_the_passing_programs(shared_data: Path) -> None:
+    """``evalplus_speed --parts-cost`` times the programs that passed, in parts and whole: a
+    wrong one (here a mutant that fails) is left out, and each way is timed."""
+    from benchmarks.evalplus_programs import run_project_fresh
+    from benchmarks.evalplus_speed import parts_cost_s
+
+    problems = [p for p in load_suite("humaneval-plus", data_dir=shared_data)[:1]]
+    programs = make_programs(problems, 1)[:2]
+    rows, _ = run_project_fresh("humaneval-plus", shared_data, problems, programs)
+    statuses = {(p.task_id, p.sample_id): rows[p.task_id, p.sample_id]["status"] for p in programs}
+    assert sorted(statuses.values()) == ["failed", "passed"]  # the reference and a mutant
+    parts_s, whole_s, passing = parts_cost_s(
+        "humaneval-plus", shared_data, problems, programs, rows, workers=2
+    )
+    assert [(p.task_id, p.sample_id) for p in passing] == [
+        key for key, status in statuses.items() if status == "passed"
+    ]
+    assert parts_s > 0 and whole_s > 0
