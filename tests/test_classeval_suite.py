@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -146,8 +147,28 @@ def test_references_pass_through_the_real_sandbox(pytester: pytest.Pytester) -> 
     summary = json.loads((out / "summary.json").read_text())
     entry = summary["suites"]["classeval"]
     assert entry["samples"] == 100
-    assert entry["failed"] == entry["timeout"] == entry["errors"] == 0, summary["data_errors"]
-    assert entry["passed"] + entry["data_errors"] == 100
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    clock_flakes = [row for row in rows if _failed_on_the_clock(row)]
+    assert entry["failed"] == len(clock_flakes), summary["data_errors"]
+    assert entry["timeout"] == entry["errors"] == 0, summary["data_errors"]
+    assert entry["passed"] + entry["data_errors"] + len(clock_flakes) == 100
     assert entry["passed"] >= 80
     assert "ClassEval_58" in {d["task_id"] for d in summary["data_errors"]}
     assert result.ret == pytest.ExitCode.OK
+
+
+def _failed_on_the_clock(row: dict) -> bool:
+    """ClassEval_20's reference failing its own clock test: ``test_send_message`` takes
+    ``datetime.now()`` to the second, then compares it with the time the class records a few
+    bridge round trips later, so it fails (rarely) when a second ticks in between. That is the
+    data's own behaviour, which the plugin keeps; only that failure is let through."""
+    if row["task_id"] != "ClassEval_20" or row["status"] != "failed":
+        return False
+    messages = [case["message"] for case in row["cases"] if case["status"] != "passed"]
+    return all(_CLOCK_FAILURE.search(message) for message in messages)
+
+
+# unittest's shortened diff of two message lists that differ in their timestamps' seconds
+_CLOCK_FAILURE = re.compile(
+    r"first: test_(send_message|main): AssertionError: \{'Joh.*:\d\d'\}\].* != \{'Joh"
+)
