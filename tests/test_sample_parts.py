@@ -128,18 +128,21 @@ def test_one_part_unless_the_problem_stops_at_its_first_failure() -> None:
     )
 
 
-def test_each_part_of_a_problem_is_one_tuple_of_cases_for_every_sample() -> None:
-    """The sandbox knows a problem's cases by their tuple's identity (its key is computed
-    once per tuple), so every sample's request for a part carries the same tuple."""
+def test_a_sample_in_parts_is_one_request_that_pauses_where_each_next_part_starts() -> None:
+    """One child runs every part, waiting at each part's end; every sample's request carries
+    the problem's one tuple of cases (the sandbox knows a problem by the tuple's identity)."""
     from harness.pipeline.runtime import build_request
 
     problem = _problem([("base", 10), ("plus", 900)], **{STOP_AT_FIRST_FAILURE: True})
-    first, second = parts_of(problem)[:2]
-    one = build_request(problem, "def f(): pass", part=second)
-    two = build_request(problem, "def g(): pass", part=second)
-    assert one.cases is two.cases and len(one.cases) == second[1] - second[0]
-    whole = build_request(problem, "x").cases
-    assert build_request(problem, "x", part=first).cases == whole[first[0] : first[1]]
+    parts = parts_of(problem)
+    assert len(parts) > 2
+    one = build_request(problem, "def f(): pass", parts=parts)
+    two = build_request(problem, "def g(): pass", parts=parts)
+    assert one.cases is two.cases and len(one.cases) == 910
+    assert one.pauses == tuple(start for start, _stop in parts[1:]) and one.pauses[0] == 10
+    assert one.timeouts_in_a_row == 1  # a part's first time-out fails the sample
+    whole = build_request(problem, "x")
+    assert whole.cases is one.cases and whole.pauses == () and whole.timeouts_in_a_row == 2
 
 
 def test_merged_parts_sum_counters_and_keep_the_peak() -> None:

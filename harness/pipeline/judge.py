@@ -12,7 +12,7 @@ from typing import Any
 from harness.gcpause import paused_gc
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, execution_record
 from harness.pipeline.runtime import READ_AHEAD, LoadedSuite, loaded_suite
-from harness.pipeline.sample_parts import NOT_RUN, STOPPED_NOTE, merged
+from harness.pipeline.sample_parts import NOT_RUN, STOPPED_NOTE, Part, merged
 from harness.pipeline.verdicts import (
     SAMPLE_BUDGET_S,
     case_functions,
@@ -20,6 +20,7 @@ from harness.pipeline.verdicts import (
     load_check_module,
     prepare_oracle_cases,
 )
+from harness.records import Problem
 from harness.sandbox import SampleExecution
 
 Key = tuple[str, str]  # (task_id, sample_id)
@@ -74,39 +75,65 @@ def _judge_in_parts(
     functions: CheckFunctions,
     on_execution: Callable[[SampleExecution, bool], None] | None,
 ) -> list[CaseOutcome]:
-    """Judge a sample part by part (harness.pipeline.sample_parts) and run no part after a failed one:
-    its cases are failed as not run. The checks of all parts share one sample's budget."""
+    """Judge a sample part by part (harness.pipeline.sample_parts) and run no part after a
+    failed one: its cases are failed as not run. The checks of all parts share one sample's
+    budget."""
     problem = suite.problems[key[0]]
     by_case = dict(functions)
     outcomes: list[CaseOutcome] = []
-    parts: list[SampleExecution] = []
-    checks_s = 0.0  # CPU the checks used: decoding a part's values is not theirs
-    stream = suite.execution_parts(*key)
+    executions: list[SampleExecution] = []
+    spent = [0.0]  # CPU the checks used: decoding a part's values is not theirs
+    run = suite.execution_parts(*key)
     try:
-        for part in stream:
-            parts.append(part)
-            execution = merged(parts)
+        for part in run:
+            executions.append(part)
+            execution = merged(executions)
             if on_execution is not None:
                 on_execution(execution, True)
             if part.infra_error:
                 return judge_sample(problem, functions, execution)
-            ids = [case.case_id for case in problem.cases if case.case_id in part.cases]
-            prepare_oracle_cases(problem, ids)
-            started = time.process_time()
-            budget = SAMPLE_BUDGET_S - checks_s
-            judged = judge_sample(problem, [(c, by_case[c]) for c in ids], part, budget)
-            checks_s += time.process_time() - started
+            judged, failed = _judge_parts_of(problem, suite.parts(key[0]), part, by_case, spent)
             outcomes += judged
-            if any(outcome.status != "passed" for outcome in judged):
+            if failed:
                 break
     finally:
-        stream.close()  # no part after a failed one is run
+        rest = run.stop()  # no part after a failed one is run
+    if rest is not None:  # the output and accounting of the stopped child
+        executions.append(rest)
+        execution = merged(executions)
     judged_ids = {outcome.case_id for outcome in outcomes}
-    rest = [CaseOutcome(c, "failed", NOT_RUN) for c, _f in functions if c not in judged_ids]
-    if rest and on_execution is not None:
-        execution.notes.append(f"{STOPPED_NOTE}: {len(rest)} cases not run")
+    rest_ids = [CaseOutcome(c, "failed", NOT_RUN) for c, _f in functions if c not in judged_ids]
+    if on_execution is not None and (rest_ids or rest is not None):
+        if rest_ids:
+            execution.notes.append(f"{STOPPED_NOTE}: {len(rest_ids)} cases not run")
         on_execution(execution, True)
-    return outcomes + rest
+    return outcomes + rest_ids
+
+
+def _judge_parts_of(
+    problem: Problem,
+    parts: Sequence[Part],
+    execution: SampleExecution,
+    by_case: dict[str, Callable[..., Any]],
+    spent: list[float],
+) -> tuple[list[CaseOutcome], bool]:
+    """Judge the parts whose cases ``execution`` holds (a reply may hold several: the child's
+    module failed, or the rest of the sample after a time-out), each in turn, up to the first
+    that fails; and whether one failed. ``spent``: the checks' CPU so far, added to."""
+    outcomes: list[CaseOutcome] = []
+    for start, stop in parts:
+        ids = [c.case_id for c in problem.cases[start:stop] if c.case_id in execution.cases]
+        if not ids:
+            continue
+        prepare_oracle_cases(problem, ids)
+        started = time.process_time()
+        budget = SAMPLE_BUDGET_S - spent[0]
+        judged = judge_sample(problem, [(c, by_case[c]) for c in ids], execution, budget)
+        spent[0] += time.process_time() - started
+        outcomes += judged
+        if any(outcome.status != "passed" for outcome in judged):
+            return outcomes, True
+    return outcomes, False
 
 
 def judge_suite(

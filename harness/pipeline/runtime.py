@@ -7,7 +7,7 @@ cases of that sample (scheduled on the same worker: the plugin groups tests by f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +33,17 @@ def build_request(
     *,
     coverage: bool = False,
     seed: int = 0,
-    part: Part | None = None,
+    parts: tuple[Part, ...] = (),
 ) -> SampleRequest:
-    """The sandbox request that runs every case of ``problem`` (or of one ``part`` of its
-    cases: harness.pipeline.sample_parts) against ``program``."""
+    """The sandbox request that runs every case of ``problem`` against ``program``; in
+    ``parts`` (harness.pipeline.sample_parts), when more than one, the child waiting after
+    each until the caller has judged it."""
     cases = case_requests(problem)
-    if part is not None:
-        cases = _part_of(cases, part)
+    pauses = tuple(start for start, _stop in parts[1:])
     return SampleRequest(
         # a part's first time-out already fails the sample: its other cases cost nothing
-        timeouts_in_a_row=1 if part is not None else 2,
+        timeouts_in_a_row=1 if pauses else 2,
+        pauses=pauses,
         program=program,
         entry_point=problem.entry_point,
         cases=cases,
@@ -54,15 +55,6 @@ def build_request(
         helpers=trusted_helpers(problem),
         known=known_values.passed_values.of(problem),
     )
-
-
-def _part_of(cases: tuple[CaseRequest, ...], part: Part) -> tuple[CaseRequest, ...]:
-    """The cases of ``part``, one tuple per part and problem: the sandbox knows a problem's
-    cases by the identity of their tuple (a slice per sample would be a new one each time)."""
-    return _parts.get(cases, lambda: cases[part[0] : part[1]], part)
-
-
-_parts: IdentityMemo[tuple[CaseRequest, ...]] = IdentityMemo()
 
 
 def trusted_helpers(problem: Problem) -> str:
@@ -170,12 +162,12 @@ class LoadedSuite:
         for key in keys:
             if key in self._executions or key in self._tickets or key not in self.programs:
                 continue
-            if key in self._first_parts:
-                continue
+            if key in self._first_parts and self.sandbox.holds(self._first_parts[key]):
+                continue  # queued (one the sandbox stopped, passed by, is queued anew)
             if language_of(self.problems[key[0]]) is not None:
                 continue  # a compiled language's sample runs when asked (its driver)
             if self.in_parts(key[0]):
-                self._first_parts[key] = self.sandbox.submit(self._request(key, 0))
+                self._first_parts[key] = self.sandbox.submit(self._request(key, in_parts=True))
             else:
                 self._tickets[key] = self.sandbox.submit(self._request(key))
 
@@ -198,35 +190,25 @@ class LoadedSuite:
             self._sandbox = shared_sandbox(self.sandbox_settings)
         return self._sandbox
 
-    def _request(self, key: tuple[str, str], part: int | None = None) -> SampleRequest:
+    def _request(self, key: tuple[str, str], in_parts: bool = False) -> SampleRequest:
         return build_request(
             self.problems[key[0]],
             self.programs[key],
             coverage=bool(self.settings.get("coverage")),
-            part=None if part is None else self.parts(key[0])[part],
+            parts=self.parts(key[0]) if in_parts else (),
         )
 
-    def execution_parts(self, task_id: str, sample_id: str) -> Iterator[SampleExecution]:
-        """The executions of the sample's parts (:mod:`harness.pipeline.sample_parts`), in order.
-
-        A part is submitted only once the caller asks for it, after judging the one before:
-        the caller stops after a failed part by closing the iterator, and no work is spent on
-        a part that would not be judged (a slow program's next part would also hold up every
-        sample queued behind it). The fork server meanwhile runs the samples read ahead. A
-        part that meets an infrastructure fault gets one fresh try.
-        """
+    def execution_parts(self, task_id: str, sample_id: str) -> PartsRun:
+        """The sample run in its parts (:mod:`harness.pipeline.sample_parts`): one child,
+        which waits at the end of each part until the caller, having judged it, asks for the
+        next; the caller stops after a failed part (:meth:`PartsRun.stop`), and no work is
+        spent on a part that would not be judged. The fork server meanwhile holds the samples
+        read ahead. An infrastructure fault gets one fresh run."""
         key = (task_id, sample_id)
-        first = self._first_parts.pop(key, None)
-        for index in range(len(self.parts(task_id))):
-            if index == 0 and first is not None:
-                execution = self.sandbox.collect(first)
-            else:
-                execution = self.sandbox.run(self._request(key, index))
-            if execution.infra_error:
-                execution = self.sandbox.run(self._request(key, index))
-            yield execution
-            if execution.infra_error:
-                return
+        ticket = self._first_parts.pop(key, None)
+        if ticket is None or not self.sandbox.holds(ticket):
+            ticket = self.sandbox.submit(self._request(key, in_parts=True))
+        return PartsRun(self, key, ticket)
 
     def execution(self, task_id: str, sample_id: str) -> tuple[SampleExecution, bool]:
         """The sample's execution, and whether this call ran it (False: it came from the cache)."""
@@ -238,8 +220,8 @@ class LoadedSuite:
             self._executions[key] = self._native(key, language)
             return self._executions[key], True
         first_part = self._first_parts.pop(key, None)
-        if first_part is not None:  # planned in parts, asked for whole (not judged in parts)
-            self.sandbox.collect(first_part)
+        if first_part is not None and self.sandbox.holds(first_part):
+            self.sandbox.parts(first_part).stop()  # planned in parts, asked for whole
         ticket = self._tickets.pop(key, None)
         if ticket is None:
             ticket = self.sandbox.submit(self._request(key))
@@ -275,6 +257,41 @@ class LoadedSuite:
             del self._executions[(task_id, sample_id)]
             execution, ran = self.execution(task_id, sample_id)
         return execution, ran
+
+
+class PartsRun:
+    """A sample's parts as :func:`harness.pipeline.judge.judge_one` reads them: iterate for
+    each part's execution (one may hold several parts, where the child's module failed, or
+    the rest of the sample after a time-out), :meth:`stop` to run no more. An infrastructure
+    fault gets one fresh run of the sample, the parts read already skipped."""
+
+    def __init__(self, suite: LoadedSuite, key: tuple[str, str], ticket: int) -> None:
+        self._suite, self._key = suite, key
+        self._parts = suite.sandbox.parts(ticket)
+        self._read = 0
+        self._retried = False
+
+    def __iter__(self) -> PartsRun:
+        return self
+
+    def __next__(self) -> SampleExecution:
+        execution = next(self._parts)
+        if execution.infra_error and not self._retried:
+            self._retried = True
+            sandbox = self._suite.sandbox
+            self._parts = sandbox.parts(sandbox.submit(self._suite._request(self._key, True)))
+            for _ in range(self._read):
+                skipped = next(self._parts, None)
+                if skipped is None or skipped.infra_error:
+                    return execution
+            execution = next(self._parts, execution)
+        self._read += 1
+        return execution
+
+    def stop(self) -> SampleExecution | None:
+        """Run no more of the sample: the execution of what it did not run (its output and
+        accounting), None when it had ended."""
+        return self._parts.stop()
 
 
 _suites: dict[Path, tuple[tuple[int, int], LoadedSuite]] = {}

@@ -2,19 +2,21 @@
 
 A problem whose loader sets ``metadata["stop_at_first_failure"]`` (EvalPlus's suites: hundreds of
 inputs per problem, and evalplus itself stops at the first failure unless asked for details)
-runs its cases in parts, each one child of the fork server: every group of cases (``base``,
+runs its cases in parts, all in one child of the fork server that waits at the end of each part
+(``SampleRequest.pauses``) until the trusted side has judged it: every group of cases (``base``,
 ``plus``) starts a part of its own, and a large group is cut into parts whose cost grows
 fourfold. A case's cost is the reference's measured time on it (calibration's
 ``reference_durations``) plus the harness's own per case; the first part of a group costs
-about four parts' fixed cost (a fork, the program loaded, a round trip), so a correct program
-of cheap inputs runs a group in one or two parts and a wrong one wastes at most a few
-milliseconds past its failure, while a group of slow inputs is cut finer. Without measured
-times, parts grow by count (64, 256, 1024, ...). The trusted side judges each part as it
-comes back and runs no part after one that failed, so a program wrong on a base input costs
-only its base inputs, and a correct one a fork or two more than a single child.
+about four parts' fixed cost (a round trip to the trusted side and a judging step), so a
+correct program of cheap inputs runs a group in one or two parts and a wrong one wastes at
+most a few milliseconds past its failure, while a group of slow inputs is cut finer. Without
+measured times, parts grow by count (64, 256, 1024, ...). The trusted side judges each part as
+it comes back and tells the child to go on, or stops it after a failed part, so a program wrong
+on a base input costs only its base inputs, and a correct one a round trip per part more than
+running every case at once.
 
-The values still come back from the sandbox and are judged in the trusted process; only the
-number of children changes. A reward that needs every case (partial credit), a run that asks
+The values still come back from the sandbox and are judged in the trusted process; only when
+the child runs on changes. A reward that needs every case (partial credit), a run that asks
 for every case's verdict, and ``--llm-per-case`` set ``metadata["every_case"]`` and get one part.
 """
 
@@ -29,9 +31,12 @@ from harness.sandbox.api import RESOURCE_KEYS, empty_resources
 
 FIRST_PART = 64  # cases in a group's first part, when the reference's times are unknown
 GROWTH = 4  # each next part of a group is this many times larger (in cases, or in cost)
-# Seconds a part costs beside its cases (measured: the fork server and the child ~3.5 ms of
-# CPU, the trusted side ~0.5 ms), and the harness's own seconds per case (its value encoded,
-# framed, forwarded, decoded and judged: ~30 us), to which the reference's time is added.
+# Seconds a part costs beside its cases, and the harness's own seconds per case (its value
+# encoded, framed, forwarded, decoded and judged: ~30 us), to which the reference's time is
+# added. PART_S was measured when each part was a child of its own (~4 ms of CPU); a part's
+# end now costs ~0.3 ms of wall time (the round trip: benchmarks/evalplus_speed.py
+# --parts-cost). Finer parts could save only part of what the failing programs run past their
+# first failure (HumanEval+: ~0.5 s of CPU in all), so the cut is left as it was.
 PART_S = 0.004
 CASE_S = 0.00003
 FIRST_COST_S = GROWTH * PART_S  # a group's first part, in estimated seconds

@@ -54,6 +54,10 @@ class SampleRequest:
     # After this many cases in a row timed out, the rest are not run (1 or 2; 1 when only
     # the sample's verdict counts: harness.pipeline.sample_parts).
     timeouts_in_a_row: int = 2
+    # The cases where each next part of the sample starts (:meth:`Sandbox.parts`): the child
+    # waits before each until the caller has judged the part before, and runs no more once
+    # it stops. Empty: every case at once. Not with coverage or sandbox-mode cases.
+    pauses: tuple[int, ...] = ()
     # The caller's own: never sent to the fork server. Values of cases already decoded and
     # judged in this process, by case id and exact encoding (:class:`KnownValues`): a case
     # whose child sends the same bytes gets them without being decoded again.

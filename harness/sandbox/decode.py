@@ -275,12 +275,18 @@ def _resources(value: Any) -> dict[str, float | int]:
     return out
 
 
-def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
-    """The SampleExecution for ``request`` from the server's ``reply``."""
+def assemble(request: SampleRequest, reply: dict[str, Any], first: int = 0) -> SampleExecution:
+    """The SampleExecution for ``request`` from the server's ``reply``: of its cases from
+    ``first`` on, to the end or, for a part of a sample run in parts (``"part": true``), to
+    where its next part starts."""
     if reply.get("infra"):
         raise ReplyError(str(reply["infra"]))
     slots = reply.get("slots")
-    if type(slots) is not list or len(slots) != len(request.cases):
+    if reply.get("first", 0) != first or type(slots) is not list:
+        raise ReplyError("reply is not for the cases asked for")
+    end = first + len(slots)
+    ends_well = end in request.pauses if reply.get("part") else end == len(request.cases)
+    if not ends_well:
         raise ReplyError("reply has the wrong number of case slots")
     left = [codec.MAX_SAMPLE_UNITS]  # what all the values of the sample may use together
     with paused_gc():  # decoded values are trees: no cycles to collect
@@ -292,12 +298,12 @@ def assemble(request: SampleRequest, reply: dict[str, Any]) -> SampleExecution:
                 case.mode,
                 len(case.calls),
                 i,
-                slots[i],
+                slots[i - first],
                 left,
                 blob,
                 known.get(case.case_id),
             )
-            for i, case in enumerate(request.cases)
+            for i, case in enumerate(request.cases[first:end], first)
         }
     return SampleExecution(
         cases=cases,

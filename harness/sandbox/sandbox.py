@@ -13,8 +13,6 @@ import itertools
 import json
 import logging
 import os
-import queue
-import struct
 import subprocess
 import sys
 import tempfile
@@ -35,16 +33,16 @@ from harness.sandbox.api import (
     SampleRequest,
     SandboxSettings,
 )
-from harness.sandbox.decode import BLOB, ReplyError, assemble
+from harness.sandbox.decode import ReplyError, assemble
 from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
 from harness.sandbox.server_files import MAX_STRETCH, server_module
+from harness.sandbox.server_pipes import LENGTH, InfraError, Reader, Writer
 
 log = logging.getLogger("codeeval.sandbox")
 DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows inside
 START_TIMEOUT_S = 60.0  # two shared cores: a cold start can be slow
 REPLY_SLACK_S = 15.0  # on top of the sample budget: cleanup, coverage, a loaded machine
-_LEN = struct.Struct(">I")
-READ_SIZE = 1 << 20  # the most one read of the server's replies takes
+_LEN = LENGTH
 # Sandboxes whose server this process started. They are closed at exit, before the
 # interpreter tears its modules down: as root, closing forks (the uid sweep), and a fork
 # then runs every library's at-fork hooks over cleared modules (filelock's print tracebacks).
@@ -65,10 +63,6 @@ def _warn_no_bwrap() -> None:
             )
 
 
-class InfraError(Exception):
-    """The fork server failed (not the sample's fault)."""
-
-
 class Sandbox:
     """Runs samples in forked children of one long-lived, isolated fork server."""
 
@@ -83,12 +77,16 @@ class Sandbox:
         self._log_file: Any = None
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
-        self._reader: _Reader | None = None
-        self._writer: _Writer | None = None
+        self._reader: Reader | None = None
+        self._writer: Writer | None = None
         self._defined: set[str] = set()  # problems the running server has compiled
         # Submitted, not yet collected: ticket -> (request, when it was sent; None: not sent).
         self._pending: dict[int, tuple[SampleRequest, float | None]] = {}
         self._failed: dict[int, tuple[SampleRequest, str, float]] = {}
+        # Samples in parts: those whose parts a SampleParts reads now, and those given up
+        # unread (stopped; their replies dropped as they come).
+        self._reading: set[int] = set()
+        self._dropped: set[int] = set()
         self.restarts = 0
         self._deps_root: str | None = None  # the overlays' root the running server sees
         # As root, candidates run as a uid of this sandbox's own (harness.sandbox.uids).
@@ -229,8 +227,8 @@ class Sandbox:
         assert self._proc.stdout is not None and self._proc.stdin is not None
         # The reader and writer threads own their own copies of the pipes and close them when
         # the server is gone, so a closed descriptor number can never be reused under their feet.
-        self._reader = _Reader(os.dup(self._proc.stdout.fileno()))
-        self._writer = _Writer(os.dup(self._proc.stdin.fileno()))
+        self._reader = Reader(os.dup(self._proc.stdout.fileno()))
+        self._writer = Writer(os.dup(self._proc.stdin.fileno()))
         self._proc.stdout.close()
         self._proc.stdin.close()
         self._reader.start()
@@ -302,13 +300,18 @@ class Sandbox:
         body = json.dumps(message, separators=(",", ":")).encode()
         writer.send(_LEN.pack(len(body)) + body)
 
-    def _wait_reply(self, ident: int | None, deadline: float) -> dict[str, Any]:
-        """The reply with ``ident`` (None: the greeting), read by the reader thread."""
+    def _wait_reply(self, ident: int | None, deadline: float, part: bool = False) -> dict[str, Any]:
+        """The reply with ``ident`` (None: the greeting), read by the reader thread; ``part``:
+        the next message of a sample run in parts (a part, or its last reply), else its last
+        reply, its parts left unread dropped."""
         reader = self._reader
         assert reader is not None
         with reader.ready:
             while True:
+                if part and reader.parts.get(ident):
+                    return reader.parts[ident].pop(0)
                 if ident in reader.replies:
+                    reader.parts.pop(ident, None)
                     return reader.replies.pop(ident)
                 if reader.failure is not None:
                     raise InfraError(reader.failure + self._server_log())
@@ -375,24 +378,87 @@ class Sandbox:
         return self._proc.poll() is None
 
     def collect(self, ticket: int) -> SampleExecution:
-        """The execution of a submitted sample (waits for it); never raises for the sample."""
+        """The execution of a submitted sample (waits for it); never raises for the sample.
+        A request with ``pauses`` is read with :meth:`parts` instead."""
+        return self.next_part(ticket, 0, last=True)[0]
+
+    def parts(self, ticket: int) -> SampleParts:
+        """The parts of a submitted sample with ``pauses``, one by one, each run only once
+        the caller asks for it, having judged the one before (:class:`SampleParts`).
+
+        The server runs samples in the order they were submitted, and waits at a part's end
+        for the word to go on: so a sample in parts submitted before the one the caller now
+        waits for, and not being read, is stopped and forgotten (the caller passed it by);
+        :meth:`holds` then says False of it."""
+        with self._lock:
+            self._reading.add(ticket)
+        return SampleParts(self, ticket)
+
+    def holds(self, ticket: int) -> bool:
+        """Whether ``ticket`` was submitted and is still to be collected."""
+        return ticket in self._pending or ticket in self._failed
+
+    def resume(self, ticket: int, go: bool) -> None:
+        """Tell the server whether the sample ``ticket``, paused (or to pause) at the end of a
+        part, runs its next part; a sample that ended meanwhile ignores it. Without the lock:
+        another thread may hold it, waiting for a sample queued behind this one."""
+        writer = self._writer
+        body = json.dumps({"resume": ticket, "go": go}).encode()
+        if writer is not None:
+            try:
+                writer.send(_LEN.pack(len(body)) + body)
+            except InfraError:
+                pass  # met by the next read, as the server's failure
+
+    def _drop_passed_parts(self, ticket: int) -> None:
+        """Stop the samples in parts queued before ``ticket`` that nobody reads (see
+        :meth:`parts`), and drop the replies of those stopped before."""
+        for other in [t for t in self._pending if t < ticket]:
+            if self._pending[other][0].pauses and other not in self._reading:
+                del self._pending[other]
+                self._dropped.add(other)
+                self.resume(other, False)
+        reader = self._reader
+        if reader is not None and self._dropped:
+            with reader.ready:
+                for other in [t for t in self._dropped if t in reader.replies]:
+                    del reader.replies[other]
+                    reader.parts.pop(other, None)
+                    self._dropped.discard(other)
+
+    def next_part(
+        self, ticket: int, first: int, last: bool = False
+    ) -> tuple[SampleExecution, int | None]:
+        """The execution of the sample's cases from ``first`` to the end of the part that
+        came back (waits for it), and where its next part starts (None: the sample is over,
+        its output and accounting are in this one). ``last``: skip to the sample's end (the
+        caller stopped it, or it has no parts). Never raises for the sample."""
         with self._lock:
             if ticket in self._failed:
                 request, message, elapsed = self._failed.pop(ticket)
-                return _infra_result(request, message, elapsed)
+                self._reading.discard(ticket)
+                return _infra_result(request, message, elapsed, first), None
             if ticket not in self._pending:
                 raise KeyError(f"unknown or already collected sandbox ticket {ticket}")
+            self._drop_passed_parts(ticket)
             request, sent = self._pending[ticket]
             start = sent or time.monotonic()
             try:
-                reply = self._wait_reply(ticket, self._deadline(ticket))
+                reply = self._wait_reply(ticket, self._deadline(ticket), part=not last)
+                if reply.get("part"):
+                    result = assemble(request, reply, first)
+                    return result, first + len(reply["slots"])
                 del self._pending[ticket]
-                result = assemble(request, reply)
+                self._reading.discard(ticket)
+                if last:  # parts left unread: the rest starts where the server says
+                    first = _rest_from(request, reply, first)
+                result = assemble(request, reply, first)
             except (InfraError, ReplyError) as exc:
                 self._pending.pop(ticket, None)
+                self._reading.discard(ticket)
                 self._stop(now=True)  # a fresh server for the next sample
                 self._fail_pending(str(exc))
-                return _infra_result(request, str(exc), time.monotonic() - start)
+                return _infra_result(request, str(exc), time.monotonic() - start, first), None
             except BaseException:
                 # Interrupted mid-conversation (Ctrl-C, pytest-timeout): the channel's state is
                 # unknown, so the next sample gets a fresh server.
@@ -401,7 +467,7 @@ class Sandbox:
                 raise
             if not self.uses_bwrap:
                 result.notes.append(f"no bubblewrap: {no_bwrap_guards().text}")
-            return result
+            return result, None
 
     def _deadline(self, ticket: int) -> float:
         """When to give up on ``ticket``: every sample queued before it may use its budget."""
@@ -425,99 +491,41 @@ class Sandbox:
         for ticket, (request, sent) in self._pending.items():
             self._failed[ticket] = (request, message, now - (sent or now))
         self._pending.clear()
+        self._dropped.clear()  # their replies never come: the server is gone
 
 
-class _Writer(threading.Thread):
-    """Writes the messages for the server in order, so that a caller never waits on a full pipe.
+class SampleParts:
+    """A sample whose child pauses at the end of each part (``SampleRequest.pauses``): iterate
+    for each part's execution in turn; asking for the next one tells the child to go on, and
+    :meth:`stop` ends the sample where it is (its child killed, no further case run)."""
 
-    The server reads its next message only between samples, and a problem's definition can be
-    hundreds of KB (EvalPlus's inputs): a caller that wrote it itself would stop judging the
-    samples already run until the server caught up.
-    """
+    def __init__(self, sandbox: Sandbox, ticket: int) -> None:
+        self._sandbox = sandbox
+        self._ticket = ticket
+        self._next: int | None = 0  # where the part to read starts; None: the sample is over
+        self._read = False  # a part was read, and its child waits for the word to go on
 
-    def __init__(self, fd: int) -> None:
-        super().__init__(name="codeeval-sandbox-writer", daemon=True)
-        self.fd = fd
-        self.messages: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self.failure: str | None = None
-        self._finished = False
+    def __iter__(self) -> SampleParts:
+        return self
 
-    def send(self, data: bytes) -> None:
-        if self.failure is not None or self._finished:
-            raise InfraError(self.failure or "the sandbox server's input is closed")
-        self.messages.put(data)
+    def __next__(self) -> SampleExecution:
+        if self._next is None:
+            raise StopIteration
+        if self._read:
+            self._sandbox.resume(self._ticket, True)
+        execution, self._next = self._sandbox.next_part(self._ticket, self._next)
+        self._read = True
+        return execution
 
-    def finish(self) -> None:
-        """Write what is queued, then close the server's input (idempotent)."""
-        if not self._finished:
-            self._finished = True
-            self.messages.put(None)
-
-    def run(self) -> None:
-        try:
-            while (data := self.messages.get()) is not None:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self.fd, view) :]
-        except OSError as exc:
-            self.failure = f"the sandbox server is gone: {exc}"
-        finally:
-            os.close(self.fd)
-
-
-class _Reader(threading.Thread):
-    """Reads the server's length-prefixed replies into ``replies`` as they come."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__(name="codeeval-sandbox-reader", daemon=True)
-        self.fd = fd
-        self.ready = threading.Condition()
-        self.replies: dict[int | None, dict[str, Any]] = {}
-        self.failure: str | None = None
-
-    def run(self) -> None:
-        buf = bytearray()
-        # Read into one buffer kept for the thread's life: os.read(fd, 1 MiB) maps and unmaps
-        # a fresh megabyte on every call (~9 us, 5% of a judging worker's CPU on HumanEval+).
-        room = memoryview(bytearray(READ_SIZE))
-        try:
-            while True:
-                while len(buf) >= 4:
-                    size = _LEN.unpack_from(buf)[0]
-                    if len(buf) < 4 + size:
-                        break
-                    message = self._parse(bytes(buf[4 : 4 + size]))
-                    del buf[: 4 + size]
-                    ident = message.get("id") if not message.get("hello") else None
-                    with self.ready:
-                        self.replies[ident] = message
-                        self.ready.notify_all()
-                size = os.readv(self.fd, [room])
-                if not size:
-                    raise InfraError("the sandbox server died")
-                buf += room[:size]
-        except (InfraError, OSError, ValueError) as exc:
-            with self.ready:
-                gone = f"the sandbox server is gone: {exc}"
-                self.failure = str(exc) if isinstance(exc, InfraError) else gone
-                self.ready.notify_all()
-        finally:
-            os.close(self.fd)
-
-    @staticmethod
-    def _parse(body: bytes) -> dict[str, Any]:
-        """A reply: its JSON, and the bytes after it (the frames' payloads its slots point
-        at, past a NUL byte, which JSON as the server writes it never holds) as ``blob``."""
-        cut = body.find(b"\0")
-        try:
-            message = json.loads(body if cut < 0 else body[:cut])
-        except ValueError as exc:
-            raise InfraError(f"unreadable reply from the sandbox server: {exc}") from None
-        if type(message) is not dict:
-            raise InfraError("reply from the sandbox server is not an object")
-        if cut >= 0:
-            message[BLOB] = memoryview(body)[cut + 1 :]
-        return message
+    def stop(self) -> SampleExecution | None:
+        """End the sample before its next part: the execution of the rest (no case ran: the
+        sample's output and accounting); None when it was over already."""
+        if self._next is None:
+            return None
+        self._sandbox.resume(self._ticket, False)
+        rest, self._next = self._sandbox.next_part(self._ticket, self._next, last=True)
+        rest.cases = {}
+        return rest
 
 
 def _problem_key(
@@ -574,7 +582,9 @@ def _define_message(key: str, request: SampleRequest, deps: str = "") -> dict[st
 
 
 def _sample_message(request: SampleRequest, key: str, ident: int) -> dict[str, Any]:
+    pauses = {"pauses": list(request.pauses)} if request.pauses else {}
     return {
+        **pauses,
         "id": ident,
         "problem": key,
         "program": request.program,
@@ -585,10 +595,19 @@ def _sample_message(request: SampleRequest, key: str, ident: int) -> dict[str, A
     }
 
 
-def _infra_result(request: SampleRequest, message: str, duration: float) -> SampleExecution:
+def _rest_from(request: SampleRequest, reply: dict[str, Any], first: int) -> int:
+    """Where a sample's last reply starts, read past parts not read: ``first`` or the start
+    of a later part (anything else is for :func:`assemble` to refuse)."""
+    start = reply.get("first")
+    return start if type(start) is int and start > first and start in request.pauses else first
+
+
+def _infra_result(
+    request: SampleRequest, message: str, duration: float, first: int = 0
+) -> SampleExecution:
     cases = {
         c.case_id: CaseExecution(c.case_id, "error", message=f"sandbox failure: {message}")
-        for c in request.cases
+        for c in request.cases[first:]
     }
     return SampleExecution(cases=cases, duration_s=duration, infra_error=message)
 

@@ -24,11 +24,17 @@ RESULT_FD = 3
 # The object bridge to the judge (bridge.py), when the segment has sandbox-mode cases: the
 # judge's requests come in on 4 and the answers go out on 5.
 BRIDGE_IN_FD, BRIDGE_OUT_FD = 4, 5
+# A sample run in parts (never with a judge) says so here at the end of each part, and waits
+# until the server writes one byte back: the trusted side has judged the part and wants the
+# next one.
+PAUSE_FD = 4
+PAUSED, GO_ON = b"p", b"g"
 # Captured when the server loads this module: a candidate may patch builtins or ``time``.
 _compile, _exec, _eval, _dict, _len, _range = compile, exec, eval, dict, len, range
 _type, _str, _memoryview, _zip = type, str, memoryview, zip
 _perf = time.perf_counter
 _exit = os._exit
+_read, _write = os.read, os.write
 _getpid = os.getpid
 # Opcodes the coverage tracer needs, looked up once in the server (children inherit them).
 _RESUME = dis.opmap.get("RESUME")
@@ -247,22 +253,25 @@ def run(
     fork_hooks: Sequence[Mapping[str, Any]] = (),
     bridge: Any = None,
     bridge_fds: tuple[int, int] | None = None,
+    pause_fd: int | None = None,
 ) -> NoReturn:
     """Run the program and cases ``first..`` of ``request``; never returns.
 
     ``fork_hooks`` are the at-fork hooks the server deferred (``server.load_deferring_fork_hooks``):
     registered again here, they run at forks the candidate makes, as in a plain interpreter.
     ``bridge_fds`` (read, write): the pipes to the segment's judge, when it has one.
+    ``pause_fd``: the server's go-on pipe, when the request has ``pauses`` (the cases each next
+    part starts at): the child waits there before each of them.
     """
     code = 0
     try:
         for hooks in fork_hooks:
             os.register_at_fork(**hooks)
-        wfd = _place(wfd, bridge_fds)
+        wfd = _place(wfd, bridge_fds, pause_fd)
         confine(cfg, workdir, wfd, cpu_s)
         os.write(RESULT_FD, codec.MAGIC + bytes([5]) + first.to_bytes(4, "big") + bytes(4))
         served = bridge.ChildSide(codec, {}, BRIDGE_IN_FD, BRIDGE_OUT_FD) if bridge_fds else None
-        _run(codec, request, first, _Sender(codec, nonce), workdir, served)
+        _run(codec, request, first, _Sender(codec, nonce), workdir, served, pause_fd is not None)
     except BaseException:  # noqa: B036 - a broken confinement is reported by the exit code
         code = 70
     try:
@@ -278,13 +287,14 @@ def _code(holder: dict[str, Any], field: str, mode: str, name: str = "<check>") 
     return holder.get(field + "_code") or _compile(holder[field], name, mode)
 
 
-def _place(wfd: int, bridge_fds: tuple[int, int] | None) -> int:
-    """The result pipe on fd 3 and the bridge's pipes on 4 and 5 (each first moved above
-    them: numbers may clash). Without a bridge, 4 and 5 are closed: they may be the server's
-    own channel to the trusted side, on which the candidate could forge replies."""
+def _place(wfd: int, bridge_fds: tuple[int, int] | None, pause_fd: int | None = None) -> int:
+    """The result pipe on fd 3 and the bridge's pipes on 4 and 5, or the go-on pipe on 4 (each
+    first moved above them: numbers may clash). What is not placed of 4 and 5 is closed: they
+    may be the server's own channel to the trusted side, on which the candidate could forge
+    replies."""
     import fcntl
 
-    mine = (wfd, *(bridge_fds or ()))
+    mine = (wfd, *(bridge_fds or (() if pause_fd is None else (pause_fd,))))
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in mine]
     for fd in mine:
         os.close(fd)
@@ -306,8 +316,10 @@ def _run(
     sender: _Sender,
     workdir: str,
     served: Any = None,
+    pausing: bool = False,
 ) -> None:
-    """Run the program, then its cases ``first..``, sending one frame each, then the end."""
+    """Run the program, then its cases ``first..``, sending one frame each, then the end;
+    ``pausing``: wait on PAUSE_FD before each case the request's ``pauses`` name."""
     import random
 
     random.seed(request.get("seed", 0))  # verdicts must not depend on the fork's entropy
@@ -320,7 +332,12 @@ def _run(
         return
     entry = request["entry_point"]
     cases = request["cases"]
+    pauses = frozenset(request.get("pauses") or ()) if pausing else frozenset()
     for index in _range(first, _len(cases)):
+        if index in pauses and index > first:
+            _write(PAUSE_FD, PAUSED)
+            if _read(PAUSE_FD, 1) != GO_ON:
+                _exit(0)  # the server stops the sample (it kills the child anyway)
         case = cases[index]
         if served is not None and case.get("mode") == "sandbox":
             # The judge runs this check; the child only answers its operations on the program.

@@ -46,13 +46,19 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 class Budget:
-    """A sample's time budget in wall time, stretched while the machine starves it."""
+    """A sample's time budget in wall time, stretched while the machine starves it, and moved on
+    while the sample waits for the trusted side between its parts."""
 
     def __init__(self, seconds: float, start: float) -> None:
         self.seconds = seconds
         self.start = start
         self.end = start + seconds
         self.cpu_done = 0.0  # CPU of the sample's finished segments
+
+    def shift(self, seconds: float) -> None:
+        """The sample waited ``seconds`` (paused between parts): none of it is the sample's."""
+        self.start += seconds
+        self.end += seconds
 
     def stretch(self, now: float, cpu_live: float = 0.0) -> bool:
         """At its end: True (and a later end) when the sample has not used it on a CPU."""
@@ -67,7 +73,9 @@ class Budget:
 class Segment:
     """The state of one segment while its frames come in: the phase (``module``, ``case``,
     ``end``), the case expected next, the running deadline and, once known, the outcome
-    (``done``, ``corrupt``, ``exited``, ``timeout``)."""
+    (``done``, ``corrupt``, ``exited``, ``timeout``; ``paused``: the child sent the last frame
+    of a part, ``pause_at`` is the next case, and it waits until :meth:`resume`; ``stopped``:
+    the trusted side wanted no more parts)."""
 
     def __init__(
         self,
@@ -78,6 +86,8 @@ class Segment:
         channels: tuple[int, str, Any],
         budget: Budget,
         cpu: Any = None,
+        pause_at: int | None = None,
+        wake: int | None = None,
     ) -> None:
         self.codec = codec
         self.req = req
@@ -97,6 +107,8 @@ class Segment:
         self.deadline = min(self.clock + self.module_limit, budget.end)
         self.outcome = ""
         self.elapsed = 0.0
+        self.pause_at = pause_at
+        self.wake = wake  # the socket the child writes to at a part's end (server.py)
         # One method per frame kind, each valid in one phase only.
         self._handlers = {
             ("module", codec.KIND_READY): self._on_ready,
@@ -110,10 +122,15 @@ class Segment:
         The server does not wake for every frame: it sleeps until the child ends, the next
         deadline, or DRAIN_S, and then reads whatever the child wrote (frames wait in the
         pipe). A typical sample wakes it once; a deadline is enforced at most DRAIN_S late.
+        A sample in parts also wakes it when its child reaches a part's end (``wake``: the
+        child writes there, then waits for the trusted side, which should hear of the part at
+        once). A wake that no part's end follows is the candidate's: the next sleep is the
+        usual one, so writing there costs the server at most a wake every DRAIN_S.
         """
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         dead = False
+        watching, spurious = False, False  # the wake socket
         while True:
             where = (self.phase, self.expected)
             self._read_frames()
@@ -128,9 +145,21 @@ class Segment:
             if wait <= 0 and not self._starved():
                 self.outcome = "timeout"
                 break
+            if watching != (self.wake is not None and not spurious):
+                watching = not watching
+                if watching:
+                    poller.register(self.wake, select.POLLIN)
+                else:
+                    poller.unregister(self.wake)
             wait = self.deadline - time.monotonic()
-            if poller.poll(max(1, math.ceil(min(wait, DRAIN_S) * 1000))):
-                dead = True
+            events = poller.poll(max(1, math.ceil(min(wait, DRAIN_S) * 1000)))
+            dead = dead or any(fd == pidfd for fd, _event in events)
+            spurious = any(fd == self.wake for fd, _event in events)  # until frames say else
+            if spurious:  # one read: a candidate writing on and on must not keep it here
+                try:
+                    os.read(self.wake, 1 << 16)  # type: ignore[arg-type]
+                except OSError:
+                    pass
             self.buf += drain(self.rfd)  # what the child wrote before it died still counts
             if self.judge is not None:
                 self.judge_buf += drain(self.judge.frames)
@@ -221,7 +250,9 @@ class Segment:
         self.st["slots"][self.expected] = dict(self._packed(body, from_judge), kind="frame")
         self.expected += 1
         self.clock = now
-        if self.expected == len(self.cases):
+        if self.expected == self.pause_at:  # frames past it wait in the buffer until resumed
+            self.outcome = "paused"
+        elif self.expected == len(self.cases):
             self.phase, self.deadline = "end", now + END_TIMEOUT_S
         else:
             self.deadline = min(now + timeout_of(self.cases[self.expected]), self.budget.end)
@@ -233,12 +264,20 @@ class Segment:
         self.st["coverage"].append(self._packed(body, from_judge))
         self.outcome = "done"
 
+    def resume(self, pause_at: int | None) -> None:
+        """The child was told to go on (it waited at ``pause_at``): its next case's clock
+        starts now."""
+        now = time.monotonic()
+        self.outcome, self.pause_at, self.clock = "", pause_at, now
+        self.cpu_at_clock = self.cpu()
+        self.deadline = min(now + timeout_of(self.cases[self.expected]), self.budget.end)
+
     # -- the end ---------------------------------------------------------------------------
     def conclude(self, status: int) -> int:
         """Fill the slots this segment decided (``status``: the child's wait status); return
         the next case to run (past the last one when the segment ended the sample)."""
         cases, st = self.cases, self.st
-        if self.outcome == "done" or self.phase == "end":
+        if self.outcome in ("done", "stopped") or self.phase == "end":
             if self.phase == "end" and self.outcome != "done":
                 st["notes"].append("coverage was not reported by the child")
             return len(cases)

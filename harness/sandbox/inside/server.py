@@ -94,6 +94,34 @@ def read_message(fd: int) -> dict[str, Any] | None:
     return None if body is None else json.loads(body)
 
 
+class Inbox:
+    """The trusted side's messages, in order. While a sample waits between its parts, the
+    messages that come before its go-on or stop (the next samples, read ahead) are kept for
+    later here."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.kept: list[dict[str, Any]] = []
+
+    def next(self) -> dict[str, Any] | None:
+        """The next message (None: the trusted side closed the channel)."""
+        return self.kept.pop(0) if self.kept else read_message(self.fd)
+
+    def go_on(self, ident: Any) -> bool:
+        """Whether the sample ``ident`` is to go on past a part (its ``resume`` message; a
+        closed channel stops it)."""
+        for index, message in enumerate(self.kept):
+            if message.get("resume") == ident:
+                return self.kept.pop(index).get("go") is True
+        while True:
+            message = read_message(self.fd)
+            if message is None:
+                return False
+            if message.get("resume") == ident:
+                return message.get("go") is True
+            self.kept.append(message)
+
+
 def write_message(fd: int, message: dict[str, Any], blob: bytes = b"") -> None:
     """A message: its length, its JSON, then, when it has some, a NUL and ``blob`` (the frames'
     payloads its slots point at; JSON as json writes it has no NUL byte in it)."""
@@ -126,6 +154,8 @@ class Server:
         self.cap = int(cfg["max_output_bytes"])
         self.last_counters: Any = None
         self.zygote: Any = None  # zygote.Client, started by main before any request
+        self.inbox: Any = None  # Inbox, and the channel to the trusted side: set by main
+        self.out_fd = -1
         # Loaded by main: bridge.py (the child's end), remote.py (the judge's) and judge.py.
         self.bridge: Any = None
         self.remote: Any = None
@@ -146,6 +176,9 @@ class Server:
             "rss": 0,
             "notes": [],
             "infra": None,
+            "pauses": _pauses(req),
+            "sent": 0,  # the cases before this one went to the trusted side already
+            "stopped": False,
         }
         # The counters after the previous sample are the ones before this one (nothing is
         # reaped in between): one snapshot per sample.
@@ -166,16 +199,24 @@ class Server:
                 for i in range(next_case, len(cases)):
                     slots[i] = segment.verdict("timeout", f"not run: {why} before it timed out")
                 break
+            if next_case in state["pauses"] and next_case > state["sent"]:
+                # The part ended with its child (a crash or time-out on its last case).
+                paused = time.monotonic()
+                if not self._part_judged(req, state, next_case):
+                    break
+                budget.shift(time.monotonic() - paused)
             next_case = self._segment(req, next_case, budget, first_segment, state)
             first_segment = False
         after = self.last_counters
+        why = f"not run: the sample's time budget of {req['budget_s']}s ran out"
+        if state["stopped"]:
+            why = "not run: the trusted side stopped the sample after a part"
         for index, slot in enumerate(state["slots"]):
             if slot is None:
-                state["slots"][index] = segment.verdict(
-                    "timeout", f"not run: the sample's time budget of {req['budget_s']}s ran out"
-                )
+                state["slots"][index] = segment.verdict("timeout", why)
         return {
-            "slots": state["slots"],
+            "first": state["sent"],
+            "slots": state["slots"][state["sent"] :],
             "coverage": state["coverage"],
             "stdout": state["stdout"].decode("utf-8", "replace"),
             "stderr": state["stderr"].decode("utf-8", "replace"),
@@ -186,6 +227,22 @@ class Server:
             "infra": state["infra"],
             BLOB: b"".join(state["blob"]),
         }
+
+    def _part_judged(self, req: dict[str, Any], st: dict[str, Any], upto: int) -> bool:
+        """Send the cases from the last part sent to ``upto`` (a part's end) to the trusted
+        side, with their frames' payloads, and wait for its word: True to go on."""
+        first = st["sent"]
+        message = {
+            "id": req.get("id"),
+            "part": True,
+            "first": first,
+            "slots": st["slots"][first:upto],
+        }
+        write_message(self.out_fd, message, b"".join(st["blob"]))
+        st["blob"], st["blob_size"], st["sent"] = [], 0, upto
+        go = self.inbox.go_on(req.get("id"))
+        st["stopped"] = not go
+        return go
 
     def _segment(
         self, req: dict[str, Any], first: int, budget: Any, first_segment: bool, st: dict
@@ -206,6 +263,8 @@ class Server:
         cpu_s = max(1, math.ceil(budget.seconds - budget.cpu_done) + 1)
         judged = any(case.get("mode") == "sandbox" for case in req["cases"][first:])
         judge = judge_pipes.Judge() if judged else None
+        pauses = [p for p in st["pauses"] if p > first]
+        child_end, server_end = _pause_sockets() if pauses else (-1, -1)
         stdio = (_memory_file("stdout"), _memory_file("stderr"))
         common = {"cpu_s": cpu_s, "workdir": workdir}
         procs: list[tuple[dict[str, Any], list[int]]] = []
@@ -221,10 +280,12 @@ class Server:
                 "coverage": bool(req.get("coverage")),
                 "first": first,
                 "n": nonce,
+                "pauses": pauses,
             }
             requests.append(zygote.write_request([req["_child_part"], marshal.dumps(sample)]))
-            bridge = list(judge.child_fds) if judge is not None else []
-            procs.append(({"kind": "child", **common}, [requests[-1], wfd, *stdio, *bridge]))
+            extra = list(judge.child_fds) if judge is not None else [child_end] if pauses else []
+            spec = {"kind": "child", "pauses": bool(pauses), **common}
+            procs.append((spec, [requests[-1], wfd, *stdio, *extra]))
             if judge is not None and self.cfg.get("drop_uid"):
                 # The judge shares the work folder, which is the sample's uid's before either
                 # starts (the child's own chown would race with the judge's chdir).
@@ -233,6 +294,7 @@ class Server:
             pid = pids[-1]
         except BaseException:
             _close_all(stdio)
+            _close_all((server_end,) if pauses else ())
             os.close(rfd)
             if judge is not None:
                 judge.close_in_server()
@@ -240,7 +302,7 @@ class Server:
             cleanup.remove_tree(workdir)
             raise
         finally:
-            _close_all((wfd, *requests))
+            _close_all((wfd, *requests, *((child_end,) if pauses else ())))
         if judge is not None:
             judge.close_in_server()
         pidfd = os.pidfd_open(pid)
@@ -253,8 +315,21 @@ class Server:
             (rfd, nonce, judge),
             budget,
             lambda: segment.cpu_seconds(pids),
+            pauses[0] if pauses else None,
+            server_end if pauses else None,
         )
         frames.run(pidfd)
+        while frames.outcome == "paused":  # the child waits at a part's end
+            paused = time.monotonic()
+            if not self._part_judged(req, st, frames.expected):
+                frames.outcome = "stopped"
+                break
+            budget.shift(time.monotonic() - paused)
+            _go_on(server_end)
+            frames.resume(next((p for p in pauses if p > frames.expected), None))
+            frames.run(pidfd)
+        if pauses:
+            os.close(server_end)
         if judge is not None:
             judge.close()
         status = self._finish(pid, pidfd, rfd, stdio, workdir, st)
@@ -307,6 +382,36 @@ class Server:
             os.rename(workdir, os.path.join(where, os.path.basename(workdir)))
         except OSError:
             pass
+
+
+def _pauses(req: dict[str, Any]) -> list[int]:
+    """The cases a sample's parts start at (past the first), where the child waits until the
+    trusted side has judged the part before: none with coverage or sandbox-mode checks (a
+    judge process runs those, and the trusted side never asks so)."""
+    pauses, cases = req.get("pauses"), req["cases"]
+    if not pauses or req.get("coverage") or any(c.get("mode") == "sandbox" for c in cases):
+        return []
+    return sorted({p for p in pauses if type(p) is int and 0 < p < len(cases)})
+
+
+def _pause_sockets() -> tuple[int, int]:
+    """The child's and the server's ends of a sample's pause channel: at a part's end the
+    child writes a byte (the server wakes: segment.py) and reads one (the word to go on).
+    The server's end never blocks: what the candidate writes there is read and dropped."""
+    import socket
+
+    child, server = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.setblocking(False)
+    return child.detach(), server.detach()
+
+
+def _go_on(fd: int) -> None:
+    """Tell a waiting child to run its next part (one that died meanwhile, or that never read
+    its word, is met by the frame loop)."""
+    try:
+        os.write(fd, b"g")
+    except OSError:
+        pass
 
 
 def _widen(fd: int) -> None:
@@ -399,10 +504,13 @@ def main(argv: list[str]) -> int:
     server.last_counters = server.zygote.order({"op": "counters"})["counters"]
     write_message(out_fd, {"hello": True, "pid": os.getpid(), "uid": cfg.get("uid", os.getuid())})
     problems: dict[str, dict[str, Any]] = {}
+    server.inbox, server.out_fd = Inbox(in_fd), out_fd
     while True:
-        request = read_message(in_fd)
+        request = server.inbox.next()
         if request is None:
             return 0
+        if "resume" in request:  # for a sample that ended before the part it was sent for
+            continue
         if "define" in request:  # a problem's trusted part, compiled once per server
             problems[request["define"]] = _compiled(request)
             continue
@@ -478,6 +586,7 @@ def _become(server: Server, spec: dict[str, Any], fds: list[int]) -> None:
         return
     cfg["_stdio"] = (fds[2], fds[3])
     bridge_fds = (fds[4], fds[5]) if len(fds) >= 6 else None
+    pause_fd = fds[4] if spec.get("pauses") else None
     server.child.run(
         server.codec,
         request,
@@ -490,6 +599,7 @@ def _become(server: Server, spec: dict[str, Any], fds: list[int]) -> None:
         server.fork_hooks,
         server.bridge,
         bridge_fds,
+        pause_fd,
     )
 
 
