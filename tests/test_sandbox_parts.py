@@ -124,12 +124,12 @@ import os
 
 def f(x):
     if x == 1:
-        os.close(4)  # the go-on pipe: the child then cannot wait on it
+        os.close(4)  # the pause socket: the child then cannot wait on it
     return x
 """
 
 
-def test_a_candidate_that_closes_the_go_on_pipe_only_fails_itself(sandbox: Sandbox) -> None:
+def test_a_candidate_that_closes_the_pause_socket_only_fails_itself(sandbox: Sandbox) -> None:
     request = SampleRequest(STEALER, "f", cases(4, 0.5), pauses=(2,), timeouts_in_a_row=1)
     parts = list(sandbox.parts(sandbox.submit(request)))
     statuses = [c.status for p in parts for c in p.cases.values()]

@@ -102,12 +102,12 @@ def _judge_in_parts(
         executions.append(rest)
         execution = merged(executions)
     judged_ids = {outcome.case_id for outcome in outcomes}
-    rest_ids = [CaseOutcome(c, "failed", NOT_RUN) for c, _f in functions if c not in judged_ids]
-    if on_execution is not None and (rest_ids or rest is not None):
-        if rest_ids:
-            execution.notes.append(f"{STOPPED_NOTE}: {len(rest_ids)} cases not run")
+    not_run = [CaseOutcome(c, "failed", NOT_RUN) for c, _f in functions if c not in judged_ids]
+    if on_execution is not None and (not_run or rest is not None):
+        if not_run:
+            execution.notes.append(f"{STOPPED_NOTE}: {len(not_run)} cases not run")
         on_execution(execution, True)
-    return outcomes + rest_ids
+    return outcomes + not_run
 
 
 def _judge_parts_of(

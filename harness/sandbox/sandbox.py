@@ -36,13 +36,12 @@ from harness.sandbox.api import (
 from harness.sandbox.decode import ReplyError, assemble
 from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
 from harness.sandbox.server_files import MAX_STRETCH, server_module
-from harness.sandbox.server_pipes import LENGTH, InfraError, Reader, Writer
+from harness.sandbox.server_pipes import InfraError, Reader, Writer
 
 log = logging.getLogger("codeeval.sandbox")
 DEPS_MOUNT = "/tmp/.codeeval-deps"  # where the dependency overlays' root shows inside
 START_TIMEOUT_S = 60.0  # two shared cores: a cold start can be slow
 REPLY_SLACK_S = 15.0  # on top of the sample budget: cleanup, coverage, a loaded machine
-_LEN = LENGTH
 # Sandboxes whose server this process started. They are closed at exit, before the
 # interpreter tears its modules down: as root, closing forks (the uid sweep), and a fork
 # then runs every library's at-fork hooks over cleared modules (filelock's print tracebacks).
@@ -297,8 +296,7 @@ class Sandbox:
     def _send(self, message: dict[str, Any]) -> None:
         writer = self._writer
         assert self._proc is not None and writer is not None
-        body = json.dumps(message, separators=(",", ":")).encode()
-        writer.send(_LEN.pack(len(body)) + body)
+        writer.send(message)
 
     def _wait_reply(self, ident: int | None, deadline: float, part: bool = False) -> dict[str, Any]:
         """The reply with ``ident`` (None: the greeting), read by the reader thread; ``part``:
@@ -403,10 +401,9 @@ class Sandbox:
         part, runs its next part; a sample that ended meanwhile ignores it. Without the lock:
         another thread may hold it, waiting for a sample queued behind this one."""
         writer = self._writer
-        body = json.dumps({"resume": ticket, "go": go}).encode()
         if writer is not None:
             try:
-                writer.send(_LEN.pack(len(body)) + body)
+                writer.send({"resume": ticket, "go": go})
             except InfraError:
                 pass  # met by the next read, as the server's failure
 

@@ -36,10 +36,12 @@ class Writer(threading.Thread):
         self.failure: str | None = None
         self._finished = False
 
-    def send(self, data: bytes) -> None:
+    def send(self, message: dict[str, Any]) -> None:
+        """Queue ``message`` for the server, as JSON after its length."""
         if self.failure is not None or self._finished:
             raise InfraError(self.failure or "the sandbox server's input is closed")
-        self.messages.put(data)
+        body = json.dumps(message, separators=(",", ":")).encode()
+        self.messages.put(LENGTH.pack(len(body)) + body)
 
     def finish(self) -> None:
         """Write what is queued, then close the server's input (idempotent)."""

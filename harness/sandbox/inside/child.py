@@ -260,8 +260,8 @@ def run(
     ``fork_hooks`` are the at-fork hooks the server deferred (``server.load_deferring_fork_hooks``):
     registered again here, they run at forks the candidate makes, as in a plain interpreter.
     ``bridge_fds`` (read, write): the pipes to the segment's judge, when it has one.
-    ``pause_fd``: the server's go-on pipe, when the request has ``pauses`` (the cases each next
-    part starts at): the child waits there before each of them.
+    ``pause_fd``: the child's end of the pause socket, when the request has ``pauses`` (the
+    cases each next part starts at): before each of them the child says so there and waits.
     """
     code = 0
     try:
@@ -288,7 +288,7 @@ def _code(holder: dict[str, Any], field: str, mode: str, name: str = "<check>") 
 
 
 def _place(wfd: int, bridge_fds: tuple[int, int] | None, pause_fd: int | None = None) -> int:
-    """The result pipe on fd 3 and the bridge's pipes on 4 and 5, or the go-on pipe on 4 (each
+    """The result pipe on fd 3 and the bridge's pipes on 4 and 5, or the pause socket on 4 (each
     first moved above them: numbers may clash). What is not placed of 4 and 5 is closed: they
     may be the server's own channel to the trusted side, on which the candidate could forge
     replies."""

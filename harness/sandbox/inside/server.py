@@ -201,10 +201,8 @@ class Server:
                 break
             if next_case in state["pauses"] and next_case > state["sent"]:
                 # The part ended with its child (a crash or time-out on its last case).
-                paused = time.monotonic()
-                if not self._part_judged(req, state, next_case):
+                if not self._part_judged(req, state, next_case, budget):
                     break
-                budget.shift(time.monotonic() - paused)
             next_case = self._segment(req, next_case, budget, first_segment, state)
             first_segment = False
         after = self.last_counters
@@ -228,9 +226,11 @@ class Server:
             BLOB: b"".join(state["blob"]),
         }
 
-    def _part_judged(self, req: dict[str, Any], st: dict[str, Any], upto: int) -> bool:
+    def _part_judged(self, req: dict[str, Any], st: dict[str, Any], upto: int, budget: Any) -> bool:
         """Send the cases from the last part sent to ``upto`` (a part's end) to the trusted
-        side, with their frames' payloads, and wait for its word: True to go on."""
+        side, with their frames' payloads, and wait for its word: True to go on (the wait
+        moves the sample's budget on: none of it is the sample's)."""
+        paused = time.monotonic()
         first = st["sent"]
         message = {
             "id": req.get("id"),
@@ -242,6 +242,7 @@ class Server:
         st["blob"], st["blob_size"], st["sent"] = [], 0, upto
         go = self.inbox.go_on(req.get("id"))
         st["stopped"] = not go
+        budget.shift(time.monotonic() - paused)
         return go
 
     def _segment(
@@ -320,11 +321,9 @@ class Server:
         )
         frames.run(pidfd)
         while frames.outcome == "paused":  # the child waits at a part's end
-            paused = time.monotonic()
-            if not self._part_judged(req, st, frames.expected):
+            if not self._part_judged(req, st, frames.expected, budget):
                 frames.outcome = "stopped"
                 break
-            budget.shift(time.monotonic() - paused)
             _go_on(server_end)
             frames.resume(next((p for p in pauses if p > frames.expected), None))
             frames.run(pidfd)
