@@ -52,3 +52,17 @@ def no_collection_at_exit() -> None:
     if not _at_exit:
         _at_exit = True
         atexit.register(gc.freeze)
+
+
+# A judging process's young generation: collected every JUDGING_THRESHOLD allocations, not
+# every 700. Each sample leaves caches behind (parsed expected outputs, passed values) and a
+# collection right after it walked them and the sample's verdicts: 0.7 ms a sample, 12 % of a
+# HumanEval+ worker's CPU. Its garbage has few cycles (a failed check's traceback), so the
+# memory they hold between collections stays small.
+JUDGING_THRESHOLD = (50_000, 20, 10)
+
+
+def fewer_collections() -> None:
+    """Collect less often in a process that only judges (a pool or xdist worker), never in a
+    caller's own process (a trainer's thresholds are its own)."""
+    gc.set_threshold(*JUDGING_THRESHOLD)

@@ -165,9 +165,10 @@ def pytest_configure(config: pytest.Config) -> None:
             # The interpreter's passes at exit took a worker of HumanEval+ a second or more
             # while the controller waited. Workers only: the controller may hold a model
             # whose native objects report leaks when their cycles are left at exit.
-            from harness.gcpause import no_collection_at_exit
+            from harness.gcpause import fewer_collections, no_collection_at_exit
 
             no_collection_at_exit()
+            fewer_collections()
             _drop_authoring_plugins(config)
             start_worker(config)  # sample reports in batches, when the controller says so
             from harness.pipeline.runtime import start_suite_sandbox

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.jsonlines import loads
 from harness.oracles import decoded, encoded
 from harness.oracles.evalplus import FLOAT_ATOL, is_floats
 from harness.paths import cache_dir, write_cache_file
@@ -131,7 +132,7 @@ def _entry_path(folder: Path, task_id: str) -> Path:
 
 def _read(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text())
+        data = loads(path.read_bytes())  # orjson: a third of json's time on 165,000 texts
     except (OSError, ValueError):
         return None
     if type(data) is not dict or data.pop("format", None) != CACHE_FORMAT:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import math
 import reprlib
 import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from harness.jsonlines import loads
 from harness.sandbox.channel.codec import decode_value, encode_value
 
 
@@ -88,8 +88,10 @@ def judge(name: str, values: Sequence[Any], expected_json: str) -> str | None:
 
 @functools.lru_cache(maxsize=1 << 16)
 def parsed(expected_json: str) -> Any:
-    """The case's expected JSON, parsed (kept: every sample of a problem reads it again)."""
-    return json.loads(expected_json)
+    """The case's expected JSON, parsed (kept: every sample of a problem reads it again), by
+    orjson where it gives json's values (each judging process parses every case it judges:
+    165,000 on HumanEval+)."""
+    return loads(expected_json)
 
 
 def prepare(expected_json: str) -> None:

@@ -29,7 +29,7 @@ import weakref
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.gcpause import no_collection_at_exit
+from harness.gcpause import fewer_collections, no_collection_at_exit
 from harness.jsonlines import dumps
 
 DONE = '{"done": true}'
@@ -111,6 +111,7 @@ def main() -> None:
     os.dup2(2, 1)  # prints of check code and libraries go to stderr, never to the answers
     sys.stdout = sys.stderr
     no_collection_at_exit()  # its suite's problems and its imports: nothing left to collect
+    fewer_collections()
     serve(sys.stdin, answers, _slot())
 
 

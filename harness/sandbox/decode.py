@@ -78,14 +78,14 @@ def _exception(value: Any) -> dict[str, str]:
 def _body(slot: dict[str, Any], blob: Any) -> bytes:
     """The payload bytes of a forwarded frame, from the reply's bytes."""
     at = slot.get("at")
-    if (
-        type(at) is not list
-        or len(at) != 2
-        or not all(type(n) is int and n >= 0 for n in at)
-        or at[0] + at[1] > len(blob)
-    ):
+    if type(at) is not list or len(at) != 2:
         raise ReplyError("reply has a frame outside its bytes")
-    return bytes(blob[at[0] : at[0] + at[1]])
+    start, size = at
+    if type(start) is not int or type(size) is not int or start < 0 or size < 0:
+        raise ReplyError("reply has a frame outside its bytes")
+    if start + size > len(blob):
+        raise ReplyError("reply has a frame outside its bytes")
+    return bytes(blob[start : start + size])
 
 
 def _payload(slot: dict[str, Any], index: int | None, body: bytes) -> dict[str, Any]:
