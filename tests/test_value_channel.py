@@ -634,3 +634,20 @@ def test_a_utc_offset_with_microseconds_survives(micros: int) -> None:
     zone = datetime.timezone(datetime.timedelta(hours=2, microseconds=micros))
     for value in (datetime.time(1, 2, tzinfo=zone), datetime.datetime(2001, 2, 3, tzinfo=zone)):
         assert same(through_json(value), value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(plain_values, max_size=3),
+    st.floats(min_value=0.0, allow_infinity=False, allow_nan=False),
+    st.text("0123456789abcdef", min_size=1, max_size=32),
+    st.integers(0, 2**32 - 1),
+)
+def test_a_case_frame_built_directly_is_the_frame_json_writes(
+    values: list[Any], duration: float, nonce: str, index: int
+) -> None:
+    encoded = [codec.encode_value(v) for v in values]
+    payload = {"status": "ok", "values": encoded, "duration_s": duration, "n": nonce, "i": index}
+    assert codec.values_frame(index, encoded, duration, nonce) == codec.frame(
+        codec.KIND_CASE, index, payload
+    )

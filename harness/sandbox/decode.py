@@ -41,12 +41,9 @@ _FRAME_STATUSES = ("ok", "assertion", "raised")
 # JSON object (and the bytes are checked to be the values' own encoding before they count).
 _VALUES_START = b'{"status":"ok","values":'
 _VALUES_END = b',"duration_s":'
-# The rest of such a payload, from the end mark on, in the child's own layout: what JSON parses
-# to exactly ``{"duration_s": D, "n": N, "i": I}`` (a JSON number, a hex nonce, an index).
-_TAIL = re.compile(
-    rb',"duration_s":(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
-    rb',"n":"([0-9a-f]{1,64})","i":(0|[1-9][0-9]{0,17})\}'
-)
+_START_SIZE, _END_SIZE = len(_VALUES_START), len(_VALUES_END)
+# The duration after the end mark, as JSON writes a number (then it parses to that float).
+_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _KEY_BYTES = 512  # a longer encoding is known by its sha256
 # Values of more units are not known by their encoding: checking the bytes costs a JSON
 # encoding of them each time, and a judging process keeps few such values anyway.
@@ -125,20 +122,30 @@ def _known_case(
     left: list[int],
 ) -> CaseExecution | None:
     """The case from values already decoded here from the same bytes, where its payload is
-    in the child's layout, the rest of it too (then the whole payload parses to those values
-    and that rest), with this frame's nonce and index; None: decode it as usual."""
-    found = _encoding(body) if known else None
-    if found is None:
+    in the child's own layout, the rest of it too (then the whole payload parses to those
+    values and that rest), with this frame's nonce and index; None: decode it as usual."""
+    if not known or not body.startswith(_VALUES_START):
         return None
-    raw, end = found
-    seen = known.get(encoding_key(raw))  # type: ignore[union-attr]
+    end = body.find(_VALUES_END, _START_SIZE)
+    if end < 0:
+        return None
+    raw = body[_START_SIZE:end]
+    seen = known.get(raw if len(raw) <= _KEY_BYTES else encoding_key(raw))
     if seen is None or left[0] <= seen.units:  # the bounds decide anew near their end
         return None
-    tail = _TAIL.fullmatch(body, end)
-    if tail is None or tail[2].decode() != slot.get("nonce") or int(tail[3]) != index:
-        return None  # the whole payload, decoded as usual, says why
+    nonce = slot.get("nonce")
+    if type(nonce) is not str or not (nonce.isascii() and nonce.isalnum()):
+        return None  # JSON writes such a nonce as it is, between quotes
+    # The rest as the child writes it for this nonce and index, after the duration:
+    # ``,"n":"NONCE","i":INDEX}``.
+    rest = b',"n":"%s","i":%d}' % (nonce.encode(), index)
+    if not body.endswith(rest):
+        return None
+    number = body[end + _END_SIZE : len(body) - len(rest)]
+    if _NUMBER.fullmatch(number) is None:
+        return None
     try:
-        duration = _duration(float(tail[1]))
+        duration = _duration(float(number))
     except codec.ChannelError:
         return None
     left[0] -= seen.units

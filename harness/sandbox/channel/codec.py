@@ -59,6 +59,7 @@ MAX_REPR, MAX_MESSAGE, MAX_ITER_ITEMS = wire.MAX_REPR, wire.MAX_MESSAGE, wire.MA
 ChannelError, TooLarge = wire.ChannelError, wire.TooLarge
 CandidateError, TransferLimit = wire.CandidateError, wire.TransferLimit
 frame, parse_header, parse_payload = wire.frame, wire.parse_header, wire.parse_payload
+values_frame = wire.values_frame
 FRAME_NEEDS_BUILTINS = wire.FRAME_NEEDS_BUILTINS
 hooks = wire.hooks  # the object bridge's (bridge.py): handles instead of opaque values
 # Encoding (the child's side).
