@@ -233,3 +233,24 @@ def test_the_problems_judged_longest_ago_give_up_their_values(
     assert not kept.of(second)["plus_4"] and kept._units == 50
     passed(second, 5, 50)
     assert kept.of(second)["plus_5"] and kept._units == 100
+
+
+def test_a_problems_expected_outputs_are_prepared_once_per_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each part of each sample asks for its cases' expected outputs again; a problem's are
+    parsed and decoded once (HumanEval+ asked 900,000 times for its 165,000 cases), and a new
+    problem object (a suite loaded again) gets its own."""
+    from harness.pipeline import verdicts
+
+    prepared: list[str] = []
+    monkeypatch.setattr(verdicts, "prepare_expected", prepared.append)
+    problem = _problem("HumanEval/prepared", stop_at_first_failure=True)
+    ids = [case.case_id for case in problem.cases]
+    for _sample in range(3):
+        verdicts.prepare_oracle_cases(problem, ids[:10])
+        verdicts.prepare_oracle_cases(problem, ids)
+    assert sorted(prepared) == sorted(case.expected for case in problem.cases)
+    again = _problem("HumanEval/prepared", stop_at_first_failure=True)
+    verdicts.prepare_oracle_cases(again, ids)
+    assert len(prepared) == 2 * len(problem.cases)
