@@ -114,21 +114,9 @@ class Problem:
             case_names,
             [getattr(self, n) for n in names if n not in ("cases", "metadata")],
             json.dumps(self.metadata, sort_keys=True, default=str),
-            list(map(_case_values(case_names), self.cases)),
+            list(map(_case_values, self.cases)),
         ]
         return hashlib.sha256(_fingerprint_bytes(payload)).hexdigest()[:16]
-
-
-def _case_values(names: tuple[str, ...]) -> Any:
-    """A function giving a case's field values in ``names``' order (a tuple: written as a
-    list), one C call a case."""
-    getter = _CASE_GETTERS.get(names)
-    if getter is None:
-        getter = _CASE_GETTERS[names] = operator.attrgetter(*names)
-    return getter
-
-
-_CASE_GETTERS: dict[tuple[str, ...], Any] = {}
 
 
 def _fingerprint_bytes(payload: list[Any]) -> bytes:
@@ -197,6 +185,8 @@ def _field_names(kind: type) -> _FieldNames:
 
 
 _FIELD_NAMES: dict[type, _FieldNames] = {}
+# A case's field values in field order (a tuple, written as a list): one C call a case.
+_case_values = operator.attrgetter(*_field_names(CheckCase).ordered)
 
 
 def replaced(record: Any, **changes: Any) -> Any:

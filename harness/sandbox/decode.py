@@ -41,7 +41,6 @@ _FRAME_STATUSES = ("ok", "assertion", "raised")
 # JSON object (and the bytes are checked to be the values' own encoding before they count).
 _VALUES_START = b'{"status":"ok","values":'
 _VALUES_END = b',"duration_s":'
-_START_SIZE, _END_SIZE = len(_VALUES_START), len(_VALUES_END)
 # The duration after the end mark, as JSON writes a number (then it parses to that float).
 _NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _KEY_BYTES = 512  # a longer encoding is known by its sha256
@@ -75,14 +74,12 @@ def _exception(value: Any) -> dict[str, str]:
 def _body(slot: dict[str, Any], blob: Any) -> bytes:
     """The payload bytes of a forwarded frame, from the reply's bytes."""
     at = slot.get("at")
-    if type(at) is not list or len(at) != 2:
-        raise ReplyError("reply has a frame outside its bytes")
-    start, size = at
-    if type(start) is not int or type(size) is not int or start < 0 or size < 0:
-        raise ReplyError("reply has a frame outside its bytes")
-    if start + size > len(blob):
-        raise ReplyError("reply has a frame outside its bytes")
-    return bytes(blob[start : start + size])
+    if type(at) is list and len(at) == 2:
+        start, size = at
+        if type(start) is int and type(size) is int and 0 <= start and 0 <= size:
+            if start + size <= len(blob):
+                return bytes(blob[start : start + size])
+    raise ReplyError("reply has a frame outside its bytes")
 
 
 def _payload(slot: dict[str, Any], index: int | None, body: bytes) -> dict[str, Any]:
@@ -124,13 +121,11 @@ def _known_case(
     """The case from values already decoded here from the same bytes, where its payload is
     in the child's own layout, the rest of it too (then the whole payload parses to those
     values and that rest), with this frame's nonce and index; None: decode it as usual."""
-    if not known or not body.startswith(_VALUES_START):
+    found = _encoding(body) if known else None
+    if found is None:
         return None
-    end = body.find(_VALUES_END, _START_SIZE)
-    if end < 0:
-        return None
-    raw = body[_START_SIZE:end]
-    seen = known.get(raw if len(raw) <= _KEY_BYTES else encoding_key(raw))
+    raw, end = found
+    seen = known.get(encoding_key(raw))  # type: ignore[union-attr]
     if seen is None or left[0] <= seen.units:  # the bounds decide anew near their end
         return None
     nonce = slot.get("nonce")
@@ -141,7 +136,7 @@ def _known_case(
     rest = b',"n":"%s","i":%d}' % (nonce.encode(), index)
     if not body.endswith(rest):
         return None
-    number = body[end + _END_SIZE : len(body) - len(rest)]
+    number = body[end + len(_VALUES_END) : len(body) - len(rest)]
     if _NUMBER.fullmatch(number) is None:
         return None
     try:

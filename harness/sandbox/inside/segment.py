@@ -219,7 +219,7 @@ class Segment:
         ``buf`` holds whole (a child sends hundreds between two wakes: frame by frame, each
         cost twice as much); False when the next frame is not such a frame, which the
         frame-by-frame path then reads (and judges, when it is wrong)."""
-        codec, cases, slots, st = self.codec, self.cases, self.st["slots"], self.st
+        codec, cases, slots = self.codec, self.cases, self.st["slots"]
         size, at, expected = len(buf), 0, self.expected
         stop = len(cases) if self.pause_at is None else self.pause_at
         while expected < stop and not self.judged[expected] and size - at >= _HEADER_SIZE:
@@ -229,7 +229,7 @@ class Segment:
             if length > codec.MAX_FRAME or size - at - _HEADER_SIZE < length:
                 break
             body = bytes(buf[at + _HEADER_SIZE : at + _HEADER_SIZE + length])
-            slots[expected] = {"nonce": self.nonce, "at": attach(st, body), "kind": "frame"}
+            slots[expected] = self._frame_slot(body, False)
             at += _HEADER_SIZE + length
             expected += 1
         if not at:
@@ -274,8 +274,14 @@ class Segment:
         if index != self.expected:
             self.outcome = "corrupt"
             return
-        self.st["slots"][self.expected] = dict(self._packed(body, from_judge), kind="frame")
+        self.st["slots"][self.expected] = self._frame_slot(body, from_judge)
         self._cases_sent(self.expected + 1)
+
+    def _frame_slot(self, body: bytes, from_judge: bool) -> dict[str, Any]:
+        """A case's slot: its frame, forwarded (:meth:`_packed`)."""
+        slot = self._packed(body, from_judge)
+        slot["kind"] = "frame"
+        return slot
 
     def _cases_sent(self, expected: int) -> None:
         """The cases before ``expected`` have their frames: its clock starts now."""
