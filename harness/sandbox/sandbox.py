@@ -35,6 +35,7 @@ from harness.sandbox.api import (
 )
 from harness.sandbox.decode import ReplyError, assemble
 from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
+from harness.sandbox.problem_parts import problem_parts
 from harness.sandbox.server_files import MAX_STRETCH, server_module
 from harness.sandbox.server_pipes import InfraError, Reader, Writer
 
@@ -293,10 +294,10 @@ class Sandbox:
         return f"; server log: {text}" if text else ""
 
     # -- the channel -----------------------------------------------------------------------
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], blob: bytes = b"") -> None:
         writer = self._writer
         assert self._proc is not None and writer is not None
-        writer.send(message)
+        writer.send(message, blob)
 
     def _wait_reply(self, ident: int | None, deadline: float, part: bool = False) -> dict[str, Any]:
         """The reply with ``ident`` (None: the greeting), read by the reader thread; ``part``:
@@ -347,7 +348,7 @@ class Sandbox:
                     request.entry_point, request.test_setup, request.cases, deps, request.helpers
                 )
                 if key not in self._defined:
-                    self._send(_define_message(key, request, deps))
+                    self._send(*_define_message(key, request, deps))
                     self._defined.add(key)
                 self._send(_sample_message(request, key, ticket))
                 self._pending[ticket] = (request, time.monotonic())
@@ -532,7 +533,7 @@ def _problem_key(
     deps: str = "",
     helpers: str = "",
 ) -> str:
-    """A short name for a problem's trusted part, sent to the server once and compiled there.
+    """A name for a problem's trusted part, sent to the server once with its compiled parts.
 
     Kept by the identity of the cases' tuple (held, so its id is not reused), as the pipeline
     builds it once per problem: a cache keyed by the tuple itself hashed its thousand cases
@@ -542,7 +543,7 @@ def _problem_key(
     def compute() -> str:
         fields = [_case_fields(c) for c in cases]
         text = json.dumps([entry_point, test_setup, fields, deps, helpers])
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
 
     return _problem_keys.get(cases, compute, entry_point, test_setup, deps, helpers)
 
@@ -557,25 +558,37 @@ def _case_fields(case: CaseRequest) -> list[Any]:
     return [case.case_id, case.mode, case.prelude, calls, case.statement, float(case.timeout_s)]
 
 
-def _define_message(key: str, request: SampleRequest, deps: str = "") -> dict[str, Any]:
-    return {
+def _define_message(key: str, request: SampleRequest, deps: str = "") -> tuple[dict, bytes]:
+    """A problem's definition for the server, and its bytes: the parts compiled here (or read
+    from the cache, :mod:`harness.sandbox.problem_parts`). The server needs each case's mode
+    and limit beside them, not its code."""
+
+    def definition() -> dict[str, Any]:
+        return {
+            "deps_path": deps,
+            "entry_point": request.entry_point,
+            "test_setup": request.test_setup,
+            "helpers": request.helpers,
+            "cases": [
+                {
+                    "mode": c.mode,
+                    "prelude": c.prelude,
+                    "calls": list(c.calls),
+                    "statement": c.statement,
+                }
+                for c in request.cases
+            ],
+        }
+
+    child, judge = problem_parts(key, definition)
+    message = {
         "define": key,
         "deps_path": deps,
         "entry_point": request.entry_point,
-        "test_setup": request.test_setup,
-        "helpers": request.helpers,
-        "cases": [
-            {
-                "case_id": c.case_id,
-                "mode": c.mode,
-                "prelude": c.prelude,
-                "calls": list(c.calls),
-                "statement": c.statement,
-                "timeout_s": float(c.timeout_s),
-            }
-            for c in request.cases
-        ],
+        "cases": [{"mode": c.mode, "timeout_s": float(c.timeout_s)} for c in request.cases],
+        "child_part": len(child),
     }
+    return message, child + judge
 
 
 def _sample_message(request: SampleRequest, key: str, ident: int) -> dict[str, Any]:

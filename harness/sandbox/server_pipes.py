@@ -36,11 +36,14 @@ class Writer(threading.Thread):
         self.failure: str | None = None
         self._finished = False
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Queue ``message`` for the server, as JSON after its length."""
+    def send(self, message: dict[str, Any], blob: bytes = b"") -> None:
+        """Queue ``message`` for the server, as JSON after its length, and ``blob`` after a NUL
+        (which JSON as json writes it never holds) when there is one."""
         if self.failure is not None or self._finished:
             raise InfraError(self.failure or "the sandbox server's input is closed")
         body = json.dumps(message, separators=(",", ":")).encode()
+        if blob:
+            body = b"%s\0%s" % (body, blob)
         self.messages.put(LENGTH.pack(len(body)) + body)
 
     def finish(self) -> None:

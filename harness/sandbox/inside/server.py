@@ -87,11 +87,20 @@ def _read_exact(fd: int, size: int) -> bytes | None:
 
 
 def read_message(fd: int) -> dict[str, Any] | None:
+    """The trusted side's next message: its JSON, and the bytes after it, past a NUL (which
+    JSON as json writes it never holds), under ``BLOB`` (a problem's compiled parts)."""
     header = _read_exact(fd, 4)
     if header is None:
         return None
     body = _read_exact(fd, _LEN.unpack(header)[0])
-    return None if body is None else json.loads(body)
+    if body is None:
+        return None
+    cut = body.find(b"\0")
+    if cut < 0:
+        return json.loads(body)
+    message = json.loads(body[:cut])
+    message[BLOB] = body[cut + 1 :]
+    return message
 
 
 class Inbox:
@@ -510,8 +519,8 @@ def main(argv: list[str]) -> int:
             return 0
         if "resume" in request:  # for a sample that ended before the part it was sent for
             continue
-        if "define" in request:  # a problem's trusted part, compiled once per server
-            problems[request["define"]] = _compiled(request)
+        if "define" in request:  # a problem's trusted part, compiled by the trusted side
+            problems[request["define"]] = _defined(request)
             continue
         try:
             reply = server.run_sample({**problems[request["problem"]], **request})
@@ -640,71 +649,18 @@ def load_deferring_fork_hooks(modules: tuple[str, ...] | list[str]) -> list[dict
     return hooks
 
 
-def _compiled(problem: dict[str, Any]) -> dict[str, Any]:
-    """The problem with its benchmark code compiled once, and the two requests made of it:
-    ``_child_part`` for the candidate's child (the program's setup and the compare cases'
-    calls: the inputs it is given, nothing of the checks) and ``_judge_part`` for the judge
-    (the sandbox-mode checks, the test setup and the helpers), both marshalled.
-
-    Code that does not compile is left to the child, which then reports the SyntaxError
-    where it belongs (the case or the test setup).
-    """
-
-    def code(source: str, mode: str, name: str = "<check>") -> Any:
-        try:
-            return compile(source, name, mode) if source else None
-        except (SyntaxError, ValueError):
-            return None
-
-    setup = code(problem.get("test_setup", ""), "exec", "<test_setup>")
-    helpers = code(problem.get("helpers", ""), "exec", "<helpers>")
-    child_cases: list[dict[str, Any]] = []
-    judge_cases: list[dict[str, Any]] = []
-    for case in problem["cases"]:
-        prelude = case.get("prelude", "")
-        if case.get("mode") == "sandbox":
-            child_cases.append({"mode": "sandbox"})
-            judge_cases.append(
-                {
-                    "mode": "sandbox",
-                    "prelude": prelude,
-                    "prelude_code": code(prelude, "exec"),
-                    "statement": case.get("statement", ""),
-                    "statement_code": code(case.get("statement", ""), "exec"),
-                }
-            )
-            continue
-        judge_cases.append({"mode": case.get("mode")})
-        calls = list(case.get("calls", ()))
-        compiled = [code(expr, "eval") for expr in calls]
-        child_cases.append(
-            {
-                "mode": case.get("mode"),
-                "prelude": prelude,
-                "prelude_code": code(prelude, "exec"),
-                # The source only where it did not compile (the child reports the error).
-                "calls": [
-                    expr if c is None else "" for expr, c in zip(calls, compiled, strict=True)
-                ],
-                "calls_code": compiled,
-            }
-        )
-    shared = {"entry_point": problem["entry_point"], "deps_path": problem.get("deps_path", "")}
-    child: dict[str, Any] = {**shared, "cases": child_cases}
-    if any(case["mode"] != "sandbox" for case in child_cases):
-        child.update(test_setup=problem.get("test_setup", ""), test_setup_code=setup)
-    problem["_child_part"] = marshal.dumps(child)
-    if any(case["mode"] == "sandbox" for case in child_cases):
-        judge = {
-            **shared,
-            "cases": judge_cases,
-            "test_setup": problem.get("test_setup", ""),
-            "test_setup_code": setup,
-            "helpers": problem.get("helpers", ""),
-            "helpers_code": helpers,
-        }
-        problem["_judge_part"] = marshal.dumps(judge)
-    return problem
+def _defined(message: dict[str, Any]) -> dict[str, Any]:
+    """A problem's definition as samples use it: its cases' modes and limits, and the two parts
+    the trusted side compiled (``problem_code.py``), one after the other in the message's
+    bytes: the child's (``child_part`` bytes long), then the judge's, when it has one."""
+    blob = message.pop(BLOB, b"")
+    size = message.pop("child_part", None)
+    if type(size) is not int or not 0 < size <= len(blob):
+        raise ValueError("a problem's definition without its compiled parts")
+    message["_child_part"] = blob[:size]
+    if size < len(blob):
+        message["_judge_part"] = blob[size:]
+    return message
 
 
 if __name__ == "__main__":
