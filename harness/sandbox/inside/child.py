@@ -149,6 +149,7 @@ class _Sender:
     def __init__(self, codec: Any, nonce: str) -> None:
         self._frame = codec.frame
         self._values_frame = codec.values_frame
+        self._kind_case = codec.KIND_CASE
         self._write = os.write
         self._nonce = nonce
         self._pid = _getpid()  # the child the server waits for
@@ -175,16 +176,24 @@ class _Sender:
             self._update(self._builtins, saved)
 
     def send(self, kind: int, index: int, payload: dict[str, Any]) -> None:
+        self._write_frame(self._framed(kind, index, payload))
+
+    def values(self, index: int, values: list[Any], duration: float) -> None:
+        """A compare case that ran: its encoded values and time, written as the frame
+        ``send`` writes of ``{status, values, duration_s}``, without building that object
+        (where frames are built in C; else through ``send``)."""
+        if self._guard_builtins:  # pragma: no cover - no json C accelerator
+            payload = {"status": "ok", "values": values, "duration_s": duration}
+            self.send(self._kind_case, index, payload)
+            return
+        self._write_frame(self._values_frame(index, values, duration, self._nonce))
+
+    def _write_frame(self, data: bytes) -> None:
         if _getpid() != self._pid:
             # A process the candidate forked, back in our loop (a fork bomb's copies raise
             # out of the candidate): it never speaks for the sample. Its frames would only
             # race the child's, a corrupted channel or not by chance.
             _exit(0)
-        if not self._guard_builtins and len(payload) == 3 and "values" in payload:
-            # A compare case that ran ({status, values, duration_s}): written directly.
-            data = self._values_frame(index, payload["values"], payload["duration_s"], self._nonce)
-        else:
-            data = self._framed(kind, index, payload)
         view = _memoryview(data)
         while view:
             written = self._write(RESULT_FD, view)
@@ -351,7 +360,7 @@ def _run(
             if not served.serve():
                 return
             continue
-        sender.send(codec.KIND_CASE, index, _run_case(codec, case, env, entry))
+        _run_case(codec, case, env, entry, sender, index)
     end: dict[str, Any] = {}
     if cov is not None:
         try:
@@ -399,8 +408,10 @@ def _run_module(
     return env
 
 
-def _run_case(codec: Any, case: dict[str, Any], env: dict[str, Any], entry: str) -> dict:
-    """One compare-mode case: its calls' values, encoded, or what the candidate raised."""
+def _run_case(
+    codec: Any, case: dict[str, Any], env: dict[str, Any], entry: str, sender: _Sender, index: int
+) -> None:
+    """One compare-mode case: send its calls' values, encoded, or what the candidate raised."""
     perf = _perf
     start = perf()
     payload: dict[str, Any]
@@ -421,7 +432,7 @@ def _run_case(codec: Any, case: dict[str, Any], env: dict[str, Any], entry: str)
         for expr, code in _zip(case["calls"], compiled):
             values.append(_eval(code or _compile(expr, "<check>", "eval"), ns))
         # Encoding consumes iterators (the candidate's code): part of the case's time.
-        payload = {"status": "ok", "values": [codec.encode_value(v) for v in values]}
+        encoded = [codec.encode_value(v) for v in values]
         duration = perf() - start
     except AssertionError as exc:
         duration = perf() - start
@@ -429,5 +440,8 @@ def _run_case(codec: Any, case: dict[str, Any], env: dict[str, Any], entry: str)
     except BaseException as exc:  # noqa: B036 - SystemExit/KeyboardInterrupt: candidate's
         duration = perf() - start
         payload = {"status": "raised", "exception": _exception(exc)}
+    else:
+        sender.values(index, encoded, duration)
+        return
     payload["duration_s"] = duration
-    return payload
+    sender.send(codec.KIND_CASE, index, payload)
