@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
+from harness.pipeline.cpu_budget import CASE_BUDGET_S, check_budget
 from harness.pipeline.verdicts import (
-    CASE_BUDGET_S,
     SampleCheck,
     SandboxInfrastructureError,
-    check_budget,
     stable_assert_messages,
 )
 from plugin.lookup import NEXT_ITEM, ROW_ATTR, suite_of, suite_root

@@ -96,7 +96,7 @@ def parsed(expected_json: str) -> Any:
 
 def prepare(expected_json: str) -> None:
     """Parse a case's expected JSON and decode the values in it now, once per process: the
-    trusted data's cost then stays out of the checks' CPU budget (harness.pipeline.verdicts), which
+    trusted data's cost then stays out of the checks' CPU budget (harness.pipeline.cpu_budget), which
     bounds what a candidate's values cost (EvalPlus's outputs can be 10**5 parts)."""
     data = parsed(expected_json)  # this module's own copy: the decodings are kept in it
     if type(data) is dict:

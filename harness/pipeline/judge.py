@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.gcpause import paused_gc
+from harness.pipeline.cpu_budget import SAMPLE_BUDGET_S
 from harness.pipeline.results import CaseOutcome, SampleOutcomes, build_row, execution_record
 from harness.pipeline.runtime import READ_AHEAD, LoadedSuite, loaded_suite
 from harness.pipeline.sample_parts import NOT_RUN, STOPPED_NOTE, Part, merged
 from harness.pipeline.verdicts import (
-    SAMPLE_BUDGET_S,
     case_functions,
     judge_sample,
     load_check_module,

@@ -22,9 +22,7 @@ import contextlib
 import functools
 import hashlib
 import marshal
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -42,151 +40,23 @@ from harness.oracles import prepare as prepare_expected
 from harness.paths import cache_dir, write_cache_file
 from harness.pipeline import known_values
 from harness.pipeline.compile import oracle_group
+from harness.pipeline.cpu_budget import (
+    CASE_BUDGET_S,
+    SAMPLE_BUDGET_S,
+    Budget,
+    CheckBudgetExceeded,
+    check_budget,
+)
 from harness.pipeline.results import CaseOutcome
 from harness.records import CheckCase, Problem
 from harness.sandbox import CaseExecution, SampleExecution
 
 MAX_MESSAGE = 300
 _EXPLANATION_LINES = 8
-# CPU seconds the checks of one case, and of one sample, may spend in this process. Honest
-# checks take microseconds; the decoder's bounds keep C-level work on any value cheap, and
-# these budgets stop the Python-level rest (a check's loop over a huge value, a slow __eq__).
-CASE_BUDGET_S = 1.0
-SAMPLE_BUDGET_S = 5.0
-_REFIRE_S = 0.05  # the budget's signal repeats until the case ends (a handler may swallow one)
-# Address space a check may add to this process: ``[0] * v`` or ``list(range(v))`` for a huge
-# v is one C-level allocation that no signal interrupts; past this it is a MemoryError.
-CHECK_MEMORY_BYTES = 1 << 30
 
 
 class SandboxInfrastructureError(RuntimeError):
     """The sandbox could not run the sample: an error of the harness, not of the sample."""
-
-
-class CheckBudgetExceeded(BaseException):
-    """A check ran past its CPU budget: the case fails (the candidate's value was too costly).
-
-    A BaseException, so that ``except Exception`` in a repr or explanation helper does not
-    swallow it.
-    """
-
-
-_budget_armed = False
-
-
-def _on_budget(signum: int, frame: Any) -> None:
-    if _budget_armed:
-        raise CheckBudgetExceeded()
-
-
-class Budget:
-    """The armed budget of :func:`check_budget`: ``restart`` gives the next case its own
-    seconds (one ``setitimer`` call), ``pause`` stops the clock between cases."""
-
-    def __init__(self, usable: bool) -> None:
-        self.usable = usable
-
-    def restart(self, seconds: float) -> None:
-        global _budget_armed
-        if self.usable:
-            signal.setitimer(signal.ITIMER_PROF, max(seconds, 1e-3), _REFIRE_S)
-            _budget_armed = True
-
-    def pause(self) -> None:
-        """Stop charging the clock: with the flag down its signal does nothing, so the timer
-        is left to the next ``restart`` or the block's exit, which set it (one system call
-        per case, not two)."""
-        global _budget_armed
-        if not self.usable:  # an outer block's budget, or none: not ours to stop
-            return
-        while _budget_armed:  # the signal may fire once more before the flag is down
-            with contextlib.suppress(CheckBudgetExceeded):
-                _budget_armed = False  # first: a signal already on its way now does nothing
-
-
-def check_budget(seconds: float) -> _Armed:
-    """Raise :class:`CheckBudgetExceeded` in the block once it used ``seconds`` of CPU.
-
-    A CPU-time timer (``ITIMER_PROF``, ``SIGPROF``): pytest-timeout's ``SIGALRM`` timer is
-    left alone. Signals reach Python only in the main thread: elsewhere (a trainer's worker
-    thread) the block runs unbounded, and the decoder's bounds alone keep it cheap. The
-    block may also grow the address space by ``CHECK_MEMORY_BYTES`` at most. Arming costs
-    ~17 us (the memory limit, the handler); the :class:`Budget` the block gets restarts the
-    clock for each case of a sample at ~1 us.
-    """
-    return _Armed(seconds)
-
-
-class _Armed:
-    """The context of :func:`check_budget`. A class, not a generator: its clean-up must run
-    whole even when the budget's signal (it repeats while armed) lands in the middle of it,
-    or the timer and handler would outlive the block and interrupt whatever runs next."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.budget = Budget(False)
-        self.previous: Any = None
-        self.memory: tuple[int, int] | None = None
-        self.timer: tuple[float, float] = (0.0, 0.0)
-
-    def __enter__(self) -> Budget:
-        main = threading.current_thread() is threading.main_thread()
-        if not (hasattr(signal, "setitimer") and main) or _budget_armed or self.seconds <= 0:
-            return self.budget  # not armed: the block runs unbounded (or inside an outer one)
-        self.previous = signal.signal(signal.SIGPROF, _on_budget)
-        self.memory = _limit_memory(CHECK_MEMORY_BYTES)
-        self.timer = signal.getitimer(signal.ITIMER_PROF)
-        self.budget = Budget(True)
-        self.budget.restart(self.seconds)
-        return self.budget
-
-    def __exit__(self, *exc: object) -> bool:
-        if self.budget.usable:
-            while True:
-                try:
-                    self._disarm()
-                    break
-                except CheckBudgetExceeded:  # landed before the flag went down: again
-                    continue
-        return False
-
-    def _disarm(self) -> None:
-        """Idempotent: the flag first (a signal still on its way then does nothing)."""
-        global _budget_armed
-        _budget_armed = False
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, self.previous)
-        if self.timer[0] > 0:  # someone else's profiling timer, put back
-            signal.setitimer(signal.ITIMER_PROF, *self.timer)
-        if self.memory is not None:
-            _restore_memory(self.memory)
-            self.memory = None
-
-
-def _limit_memory(extra: int) -> tuple[int, int] | None:
-    """Cap this process's address space at its current size plus ``extra``; the old limits
-    (to restore), or None where that cannot be done."""
-    try:
-        import resource
-
-        with open("/proc/self/statm") as fh:
-            size = int(fh.read().split()[0]) * resource.getpagesize()
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        cap = size + extra
-        for bound in (soft, hard):
-            if bound != resource.RLIM_INFINITY:
-                cap = min(cap, bound)
-        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-    except (ImportError, OSError, ValueError):
-        return None
-    return soft, hard
-
-
-def _restore_memory(limits: tuple[int, int]) -> None:
-    import resource
-
-    with contextlib.suppress(OSError, ValueError):
-        resource.setrlimit(resource.RLIMIT_AS, limits)
 
 
 def _cpu_s() -> float:
