@@ -7,8 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from harness.sandbox.bwrap import bwrap_available
+
+# No per-example deadline in any property test: on a loaded CI machine a garbage collection
+# or a slow fork can take one example past hypothesis's 200 ms, which says nothing of the code.
+settings.register_profile("codeeval", deadline=None)
+settings.load_profile("codeeval")
 
 REPO = Path(__file__).resolve().parents[1]
 # Fixture trees are data for the tests (a repository to mine, a package, ...): their own test
