@@ -41,7 +41,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     if NO_MIRROR and report.failed and call.excinfo is not None:
         from suites.errors import SuiteError
 
-        if call.excinfo.errisinstance(SuiteError):
+        if _raised_by(call.excinfo.value, SuiteError):
             reason = f"needs the benchmark mirror ({SHARED_DATA} or CODEEVAL_DATA_DIR): "
             report.outcome = "skipped"
             report.longrepr = (
@@ -50,6 +50,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
                 reason + str(call.excinfo.value),
             )
     return report
+
+
+def _raised_by(error: BaseException, kind: type[BaseException]) -> bool:
+    """``error`` is a ``kind``, or was raised while handling one (an API's own error that
+    names the field, ``raise ... from None`` over the suite's, keeps it as its context)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 @pytest.fixture(

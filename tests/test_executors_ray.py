@@ -156,9 +156,8 @@ def ray_executor() -> Iterator:
         # the actors import this checkout, installed or not
         runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}},
     )
-    executor = executor_for("ray")  # the one evaluate(executor="ray") uses: 2 actors (2 CPUs)
     try:
-        yield executor
+        yield executor_for("ray")  # the one evaluate(executor="ray") uses: 2 actors (2 CPUs)
     finally:
         close_all()
         ray.shutdown()

@@ -354,6 +354,7 @@ def test_the_ray_executor_gives_the_same_rows(tmp_path) -> None:
     ray = pytest.importorskip("ray")
     from harness.executors import close_all
 
+    items = identity_items()  # first: without the mirror it skips, and no Ray is left running
     ray.init(
         num_cpus=2,
         include_dashboard=False,
@@ -361,7 +362,6 @@ def test_the_ray_executor_gives_the_same_rows(tmp_path) -> None:
         object_store_memory=100 * 2**20,
         runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}},
     )
-    items = identity_items()
     try:
         with RewardEngine(executor="ray", workers=0) as engine:
             remote = engine.score(items)
