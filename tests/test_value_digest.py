@@ -92,7 +92,10 @@ def test_digests_are_equal_exactly_when_the_values_are(a: Any, b: Any) -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
-        st.sampled_from([0, 1, -1, 2.5, -0.0, 1e300, 2**53 + 1, True, 7.0, 2**64]), max_size=40
+        st.sampled_from(
+            [0, 1, -1, 2.5, -0.0, 1e300, 2**53 + 1, True, 7.0, 2**64, 2**49, -(2**49) - 1, 2**53]
+        ),
+        max_size=40,
     ),
     st.lists(st.tuples(st.sampled_from(["a", "b", ""]), st.sampled_from(["a", "c"])), max_size=40),
 )

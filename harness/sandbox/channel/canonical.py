@@ -36,6 +36,7 @@ import itertools
 import math
 import operator
 import struct
+import sys
 from typing import Any
 
 if __name__.startswith("harness."):  # imported by the trusted side, as the package
@@ -113,8 +114,12 @@ _KINDS = {
 }
 # Item types whose numbers are read in C, as float64s (exactness checked).
 _FAST_NUMBERS = frozenset((int, bool, float))
-_FLOAT_ONLY = frozenset((float,))
-_NEGATIVE_ZERO = _doubles("d", [-0.0]).tobytes()
+_NEGATIVE_ZERO = struct.pack("<d", -0.0)
+# The top bytes of little-endian float64s (sign and the exponent's high 7 bits) that only
+# numbers of magnitude below 2**49 have: such an int is exactly its float64, and such a float
+# is no NaN and no infinity (whose exponent bits are all set).
+_SMALL_TOP_BYTES = _bytes(b for b in _range(256) if b & 0x7F < 0x43)
+_BIG_ENDIAN = sys.byteorder == "big"  # the form's float64s are little-endian, as _float's
 _STR_ONLY = frozenset((str,))
 _FLUSH = 1 << 16  # bytes of the form kept before they are hashed
 _BLOCK = 4096  # rows of a container written at once
@@ -286,36 +291,47 @@ def _doubles_form(items: list[Any], types: Any) -> bytes | None:
     """The tokens of plain ints, bools and floats, each ``d`` and its float64, when each is
     exactly a float64 (else None: item by item, where the others are written).
 
-    In C but for one pass: the floats need only their NaN test (``fsum`` is NaN exactly
-    when an item is, unless it meets infinities of both signs or overflows); the ints alone
-    are checked against their float64s (HumanEval/130's lists of a million floats start with
-    two ints: comparing every item took a third of the digest); ``-0.0`` (rare) is made
-    ``0.0``."""
+    In C but for one pass. Most lists hold only numbers below 2**49 in magnitude, which the
+    top byte of each float64 shows (sign and high exponent bits): every int there is exactly
+    its float64 and no item is a NaN or an infinity, so nothing else is checked (HumanEval/100
+    and /130 answer lists of a million such numbers: the item-wise checks were half the
+    digest). Otherwise the ints are checked against their float64s and the floats for a NaN
+    (``fsum`` is NaN exactly when an item is, unless it meets infinities of both signs or
+    overflows). ``-0.0`` (rare) is made ``0.0``."""
     try:
         values = _doubles("d", items)
     except OverflowError:  # an int beyond float64's range
         return None
+    if _BIG_ENDIAN:
+        values.byteswap()
     raw = values.tobytes()
     if _NEGATIVE_ZERO in raw:  # a -0.0 (or those bytes across two numbers): 0.0 it is
         values = _doubles("d", _map(_add, items, _repeat(0.0)))
+        if _BIG_ENDIAN:
+            values.byteswap()
         raw = values.tobytes()
-    exact = True
-    if int in types:  # an int a float64 rounds is not its float64 (a bool always is)
-        ints = _list(_compress(items, _map(_is, _map(_type, items), _repeat(int))))
-        exact = _doubles("d", ints).tolist() == ints
-    if exact and float in types:
-        try:
-            exact = not _isnan(_fsum(values))
-        except (ValueError, OverflowError):  # inf and -inf, or a sum past float64's range
-            exact = values.tolist() == items
-    if not exact:  # or a NaN (equal to nothing): item by item marks it
-        return None
+    if raw[7::8].translate(None, _SMALL_TOP_BYTES) and not _exact_doubles(items, types, values):
+        return None  # or a NaN (equal to nothing): item by item marks it
     count = _len(values)
     out = _bytearray(9 * count)
     out[0::9] = b"d" * count
     for byte in _range(8):
         out[1 + byte :: 9] = raw[byte::8]
     return _bytes(out)
+
+
+def _exact_doubles(items: list[Any], types: Any, values: Any) -> bool:
+    """Whether every int of ``items`` is exactly its float64 and no float is a NaN."""
+    if int in types:  # an int a float64 rounds is not its float64 (a bool always is)
+        ints = _list(_compress(items, _map(_is, _map(_type, items), _repeat(int))))
+        if _doubles("d", ints).tolist() != ints:
+            return False
+    if float not in types:
+        return True
+    try:
+        return not _isnan(_fsum(values))
+    except (ValueError, OverflowError):  # inf and -inf, or a sum past float64's range
+        return values.tolist() == items
 
 
 def _string(state: _State, value: Any) -> bytes:
