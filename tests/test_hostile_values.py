@@ -481,4 +481,3 @@ def test_crafted_tuple_hash_collisions_are_refused(inner: str) -> None:
     seconds, decoded = _decode_seconds(data)
     assert isinstance(decoded, codec.TooLarge) and "share one hash" in str(decoded)
     assert seconds < 2
-
