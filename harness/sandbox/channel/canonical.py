@@ -302,14 +302,10 @@ def _doubles_form(items: list[Any], types: Any) -> bytes | None:
         values = _doubles("d", items)
     except OverflowError:  # an int beyond float64's range
         return None
-    if _BIG_ENDIAN:
-        values.byteswap()
-    raw = values.tobytes()
+    raw = _little_endian(values)
     if _NEGATIVE_ZERO in raw:  # a -0.0 (or those bytes across two numbers): 0.0 it is
         values = _doubles("d", _map(_add, items, _repeat(0.0)))
-        if _BIG_ENDIAN:
-            values.byteswap()
-        raw = values.tobytes()
+        raw = _little_endian(values)
     if raw[7::8].translate(None, _SMALL_TOP_BYTES) and not _exact_doubles(items, types, values):
         return None  # or a NaN (equal to nothing): item by item marks it
     count = _len(values)
@@ -318,6 +314,15 @@ def _doubles_form(items: list[Any], types: Any) -> bytes | None:
     for byte in _range(8):
         out[1 + byte :: 9] = raw[byte::8]
     return _bytes(out)
+
+
+def _little_endian(values: Any) -> bytes:
+    """The float64s' bytes, little-endian (``values`` itself keeps the host's order)."""
+    if not _BIG_ENDIAN:
+        return values.tobytes()
+    swapped = _doubles("d", values)
+    swapped.byteswap()
+    return swapped.tobytes()
 
 
 def _exact_doubles(items: list[Any], types: Any, values: Any) -> bool:
