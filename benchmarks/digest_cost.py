@@ -5,11 +5,12 @@
 A value past the channel's bounds is sent as the sha256 of its canonical form
 (``harness/sandbox/channel/canonical.py``), computed in the sample's child on every such
 answer. Prints the CPU milliseconds (best of ``--repeats``) of one digest of the largest
-answers EvalPlus's HumanEval+ asks for: HumanEval/130's ``tri(1000004)`` (a million floats and
-two ints), HumanEval/100's ``make_a_pile(10**6)`` (a million ints), HumanEval/15's string of
-6.9 M characters, and the first 200,000 of Mbpp/255's 1.6 M tuples of 77 of five strings. With ``--baseline`` (a worktree
-of other code, e.g. ``git worktree add /tmp/old HEAD~1``), its ``canonical.py`` is timed in the
-same process, the two taking turns, and the digests must be equal.
+answers EvalPlus asks for: HumanEval/130's ``tri(1000004)`` (a million floats and two ints),
+HumanEval/100's ``make_a_pile(10**6)`` (a million ints), HumanEval/15's string of 6.9 M
+characters, and the first 200,000 of Mbpp/255's 1.6 M tuples of 77 of five strings. With
+``--baseline`` (a worktree of other code, e.g. ``git worktree add /tmp/old HEAD~1``), its
+``canonical.py`` is timed in the same process, the two taking turns, and the digests must be
+equal.
 """
 
 from __future__ import annotations
