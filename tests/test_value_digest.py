@@ -11,10 +11,13 @@ a corrupted channel. Through the real sandbox, EvalPlus-sized outputs (HumanEval
 
 from __future__ import annotations
 
+import array
+import base64
 import decimal
 import fractions
 import json
 import math
+import struct
 import time
 from typing import Any
 
@@ -23,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.sandbox import CaseRequest, SampleRequest, Sandbox, SandboxSettings
-from harness.sandbox.channel import canonical, codec
+from harness.sandbox.channel import canonical, codec, wire
 
 
 def through_json(value: Any) -> Any:
@@ -247,6 +250,22 @@ def test_vectors_keep_types_and_count_as_their_items() -> None:
     assert codec.encode_value([1, 2.5] * 100)[0] == "v"  # half ints: JSON
     with pytest.raises(codec.TooLarge):
         codec.decode_value(["vf", "l", "A" * 12_000_000, []])
+
+
+def test_float64s_travel_little_endian_on_any_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    numbers = [i / 7 for i in range(100)] + [-0.0, float("inf")]
+    little = struct.pack(f"<{len(numbers)}d", *numbers)
+    sent = codec.encode_value(numbers)
+    assert sent[0] == "vf" and base64.b64decode(sent[2]) == little
+    # A big-endian host, played on this one: the bytes that travel are a swapped copy, and the
+    # array the caller holds (which canonical.py goes on reading) keeps the host's order.
+    monkeypatch.setattr(wire, "_BIG_ENDIAN", True)
+    values = array.array("d", numbers)
+    host = values.tobytes()
+    swapped = wire.float64_bytes(values)
+    assert values.tobytes() == host
+    assert swapped == b"".join(host[i : i + 8][::-1] for i in range(0, len(host), 8))
+    assert wire.float64s(swapped) == values
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,6 @@ import itertools
 import math
 import operator
 import struct
-import sys
 from typing import Any
 
 if __name__.startswith("harness."):  # imported by the trusted side, as the package
@@ -88,6 +87,7 @@ _repeat = itertools.repeat
 _compress = itertools.compress
 _is = operator.is_
 _doubles = array.array
+_float64_bytes = wire.float64_bytes  # little-endian on any host, as _float's
 _join = "".join
 _bjoin = b"".join
 _pack = struct.Struct("<Q").pack
@@ -119,7 +119,6 @@ _NEGATIVE_ZERO = struct.pack("<d", -0.0)
 # numbers of magnitude below 2**49 have: such an int is exactly its float64, and such a float
 # is no NaN and no infinity (whose exponent bits are all set).
 _SMALL_TOP_BYTES = _bytes(b for b in _range(256) if b & 0x7F < 0x43)
-_BIG_ENDIAN = sys.byteorder == "big"  # the form's float64s are little-endian, as _float's
 _STR_ONLY = frozenset((str,))
 _FLUSH = 1 << 16  # bytes of the form kept before they are hashed
 _BLOCK = 4096  # rows of a container written at once
@@ -302,10 +301,10 @@ def _doubles_form(items: list[Any], types: Any) -> bytes | None:
         values = _doubles("d", items)
     except OverflowError:  # an int beyond float64's range
         return None
-    raw = _little_endian(values)
+    raw = _float64_bytes(values)
     if _NEGATIVE_ZERO in raw:  # a -0.0 (or those bytes across two numbers): 0.0 it is
         values = _doubles("d", _map(_add, items, _repeat(0.0)))
-        raw = _little_endian(values)
+        raw = _float64_bytes(values)
     if raw[7::8].translate(None, _SMALL_TOP_BYTES) and not _exact_doubles(items, types, values):
         return None  # or a NaN (equal to nothing): item by item marks it
     count = _len(values)
@@ -314,15 +313,6 @@ def _doubles_form(items: list[Any], types: Any) -> bytes | None:
     for byte in _range(8):
         out[1 + byte :: 9] = raw[byte::8]
     return _bytes(out)
-
-
-def _little_endian(values: Any) -> bytes:
-    """The float64s' bytes, little-endian (``values`` itself keeps the host's order)."""
-    if not _BIG_ENDIAN:
-        return values.tobytes()
-    swapped = _doubles("d", values)
-    swapped.byteswap()
-    return swapped.tobytes()
 
 
 def _exact_doubles(items: list[Any], types: Any, values: Any) -> bool:

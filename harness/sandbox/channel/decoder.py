@@ -21,7 +21,6 @@ import collections
 import math
 import operator
 import re
-import sys
 from collections.abc import Callable
 from itertools import compress, repeat
 from typing import Any
@@ -396,11 +395,7 @@ def _doubles(data: list[Any], depth: int, budget: list[Any]) -> Any:
     if budget[0] < 0:
         raise TooLarge(f"value too large: over {MAX_NODES} parts")
     _units(count, budget, "a container")
-    values = array.array("d")
-    values.frombytes(raw)
-    if sys.byteorder == "big":
-        values.byteswap()
-    items = values.tolist()
+    items = wire.float64s(raw).tolist()
     if positions:
         if not all(type(i) is int for i in positions) or positions != sorted(set(positions)):
             raise ChannelError("bad int positions")

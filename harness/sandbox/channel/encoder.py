@@ -123,7 +123,7 @@ _VECTOR_INT = 1 << 60
 _DOUBLES_MIN = 64  # items of a float vector sent as float64s (shorter ones: JSON)
 _DOUBLE_INT = 1 << 53  # an int up to this is exactly a float64
 _array = array.array
-_BIG_ENDIAN = sys.byteorder == "big"  # float64s travel little-endian
+_float64_bytes = wire.float64_bytes
 _digest, _summary = canonical.digest, canonical.summary
 
 _RERAISABLE_IDS = {_id(cls): name for name, cls in wire.RERAISABLE.items()}
@@ -403,10 +403,8 @@ def _doubles(kind: str, items: list[Any], types: Any) -> list[Any] | None:
         ints = [items[i] for i in positions]
         if not (-_DOUBLE_INT <= _min(ints) and _max(ints) <= _DOUBLE_INT):
             return None
-    values = _array("d", items)
-    if _BIG_ENDIAN:
-        values.byteswap()
-    return ["vf", kind, _b64encode(values.tobytes(), newline=False).decode("ascii"), positions]
+    raw = _float64_bytes(_array("d", items))
+    return ["vf", kind, _b64encode(raw, newline=False).decode("ascii"), positions]
 
 
 def _enc_set(value: Any, depth: int, budget: list[int]) -> Any:

@@ -10,7 +10,8 @@ Y               bytearray                                   bytearray
 l t S F d       list, tuple, set, frozenset, dict           the same
 v               a list or tuple of plain numbers and None,  the same (the items as JSON
                 or of strings                               scalars: no node each)
-vf              a long list or tuple of floats (few ints)   the same (float64s, base64)
+vf              a long list or tuple of floats (few ints)   the same (float64s, little-endian,
+                                                            base64: :func:`float64_bytes`)
 r               range                                       range
 #               a value over the bounds (top level only)    :class:`standins.Digest`
 K V P           dict ``keys()``, ``values()``, ``items()``  views of a trusted dict
@@ -33,9 +34,11 @@ and a JSON payload. The server reads headers only; the trusted side decodes payl
 
 from __future__ import annotations
 
+import array
 import builtins
 import json
 import struct
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +49,8 @@ _len = builtins.len
 _json_dumps = json.dumps
 _pack = struct.Struct(">4sBII").pack
 _unpack = struct.Struct(">4sBII").unpack
+_array = array.array
+_BIG_ENDIAN = sys.byteorder == "big"
 
 MAGIC = b"CEvF"
 HEADER_SIZE = 13
@@ -147,6 +152,25 @@ except (ImportError, TypeError):  # pragma: no cover - a Python without the C ac
 # the original builtins back while it builds a frame.
 FRAME_NEEDS_BUILTINS = _c_encode is None
 _join = "".join
+
+
+def float64_bytes(values: array.array[float]) -> bytes:
+    """The bytes of float64s as they travel (a ``vf`` node's, the digest's form): little-endian
+    on any host. ``values`` itself keeps the host's order."""
+    if not _BIG_ENDIAN:
+        return values.tobytes()
+    swapped = _array("d", values)
+    swapped.byteswap()
+    return swapped.tobytes()
+
+
+def float64s(raw: bytes) -> array.array[float]:
+    """The float64s of travelling bytes (:func:`float64_bytes`'), in the host's order."""
+    values = _array("d")
+    values.frombytes(raw)
+    if _BIG_ENDIAN:
+        values.byteswap()
+    return values
 
 
 def compact_json(data: Any) -> str:
