@@ -44,7 +44,9 @@ class SampleRequest:
     test_setup: str = ""
     budget_s: float = 30.0
     coverage: bool = False
-    seed: int = 0  # the child seeds ``random`` with it: same seed, same verdict
+    # The child seeds ``random`` with it: same seed, same verdict. Judged checks' ``random`` gets
+    # a seed keyed with a secret of this process instead (check_seed.py), one per seed and program.
+    seed: int = 0
     # A fetched dependency overlay's ``site`` folder (harness.deps), put on the child's
     # sys.path before the program runs; "" for none.
     deps_path: str = ""

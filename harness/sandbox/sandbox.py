@@ -33,6 +33,7 @@ from harness.sandbox.api import (
     SampleRequest,
     SandboxSettings,
 )
+from harness.sandbox.check_seed import check_seed
 from harness.sandbox.decode import ReplyError, assemble
 from harness.sandbox.landlock_view import closed_to_others, landlock_view, no_bwrap_guards
 from harness.sandbox.problem_parts import problem_parts
@@ -601,6 +602,8 @@ def _sample_message(request: SampleRequest, key: str, ident: int) -> dict[str, A
         "budget_s": float(request.budget_s),
         "coverage": bool(request.coverage),
         "seed": int(request.seed),
+        # the judge's seed (check_seed.py): the child is never handed it
+        "check_seed": check_seed(request.seed, request.program),
         "timeouts_in_a_row": int(request.timeouts_in_a_row),
     }
 

@@ -106,7 +106,9 @@ def _judge(
 ) -> None:
     import random
 
-    random.seed(request.get("seed", 0))  # the checks' inputs are the child's would have been
+    # The checks' inputs: the server hands the judge the trusted side's check seed (a keyed hash,
+    # harness/sandbox/check_seed.py), never the child's public seed, so no program replays them.
+    random.seed(request.get("seed", 0))
     deps = request.get("deps_path")
     if deps:
         at = next((i for i, p in enumerate(sys.path) if "-packages" in p), len(sys.path))

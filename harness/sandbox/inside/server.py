@@ -281,7 +281,9 @@ class Server:
         requests: list[int] = []
         try:
             if judge is not None:
-                part = marshal.dumps({"seed": req.get("seed", 0), "first": first, "n": judge.nonce})
+                # The checks' own seed, never the child's (check_seed.py); none: a fresh one.
+                seed = req.get("check_seed") or int.from_bytes(os.urandom(16), "big")
+                part = marshal.dumps({"seed": seed, "first": first, "n": judge.nonce})
                 requests.append(zygote.write_request([req["_judge_part"], part]))
                 procs.append(({"kind": "judge", **common}, [requests[-1], *judge.judge_fds()]))
             sample = {
