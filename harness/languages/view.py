@@ -86,7 +86,8 @@ def bwrap_args(hide: Iterable[str], keep: Iterable[str]) -> list[str]:
     args += ["--die-with-parent", "--new-session", "--as-pid-1"]
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     shown, bound = _shown(keep)
-    return args + mounts.mount_plan(hidden_inside(bound, hide), shown, drop=False, empty_root=True)
+    plan = mounts.mount_plan(hidden_inside(bound, hide), shown, drop=False, empty_root=True)
+    return bwrap.sized(args + plan, bwrap.tmpfs_bytes())  # every tmpfs bounded, as the server's
 
 
 def landlock_rules(hide: Iterable[str], keep: Iterable[str]) -> list[Rule]:

@@ -18,6 +18,14 @@ and, when the child drops to ``nobody`` (the harness runs as root), a real folde
 that others cannot enter (a 0700 home) is covered with an empty 0755 tmpfs with only the
 needed path bound inside. :mod:`harness.sandbox.probe` checks the result for real.
 
+Every tmpfs is bounded where bubblewrap can (``--size``, bubblewrap >= 0.7 and not setuid,
+probed): ``/tmp``, which holds the samples' work folders, to :func:`tmpfs_bytes` (the memory
+limit, at most :data:`TMPFS_CAP_MB`), the empty folders of the mount plan and /dev/shm to
+:data:`EMPTY_TMPFS_BYTES`; the root and ``/dev`` (tmpfs mounts of bubblewrap's own that
+``--size`` cannot reach) are made read-only once built. A tmpfs's pages are memory the OOM
+killer cannot free by killing the sample, and a file size limit alone does not bound how many
+files there are.
+
 ``CODEEVAL_SANDBOX=nobwrap`` turns bubblewrap off (:func:`bwrap_available` says no): the
 sandbox then warns once and keeps its in-process guards, as where bubblewrap is missing.
 """
@@ -89,6 +97,60 @@ def base_args(bwrap: str) -> list[str]:
         "--new-session",
         "--as-pid-1",
     ]
+
+
+# What the sandbox's /tmp (the samples' work folders) may hold: the sample's memory limit, and
+# at most this. Honest programs write a few files of kilobytes (ClassEval's file tests); each
+# file is also capped by ``max_file_mb``.
+TMPFS_CAP_MB = 512
+# The mount plan's tmpfs mounts are empty folders (hidden data, covers for closed folders):
+# only mount points, and a rebuilt folder's symlinks, live there.
+EMPTY_TMPFS_BYTES = 1 << 20
+
+
+def tmpfs_bytes(memory_mb: int | None = None) -> int:
+    """The size of the sandbox's /tmp for a memory limit of ``memory_mb`` (None: the cap)."""
+    mb = TMPFS_CAP_MB if memory_mb is None else min(max(int(memory_mb), 1), TMPFS_CAP_MB)
+    return mb << 20
+
+
+def sized(args: list[str], tmp_bytes: int) -> list[str]:
+    """``args`` with ``--size`` before every ``--tmpfs`` that has none: ``tmp_bytes`` for
+    ``/tmp``, :data:`EMPTY_TMPFS_BYTES` for the others. Unchanged where bubblewrap has no
+    usable ``--size`` (:func:`size_works`): the per-file limit is then the only bound."""
+    bwrap = args[0] if args else "bwrap"
+    if not size_works(bwrap):
+        return list(args)
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--tmpfs" and i + 1 < len(args) and (i < 2 or args[i - 2] != "--size"):
+            size = tmp_bytes if args[i + 1] == "/tmp" else EMPTY_TMPFS_BYTES  # /dev/shm too
+            out += ["--size", str(size)]
+        out.append(arg)
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def size_works(bwrap: str) -> bool:
+    """Whether ``bwrap`` takes ``--size`` (bubblewrap >= 0.7, refused when installed setuid):
+    probed once per process by starting ``/bin/true`` with a sized /tmp."""
+    if shutil.which(bwrap) is None:
+        return False
+    args = base_args(bwrap)
+    at = args.index("--tmpfs")
+    args[at:at] = ["--size", str(EMPTY_TMPFS_BYTES)]
+    try:
+        done = subprocess.run(
+            [*args, "--", "/bin/true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 def isolation_args(bwrap: str) -> list[str]:
@@ -339,11 +401,16 @@ def view_args(hide: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
 
 
 def build_command(
-    hide: Iterable[str], server_args: list[str], ro_binds: Iterable[tuple[str, str]] = ()
+    hide: Iterable[str],
+    server_args: list[str],
+    ro_binds: Iterable[tuple[str, str]] = (),
+    memory_mb: int | None = None,
 ) -> list[str]:
     """The full bwrap command line that starts the fork server.
 
     ``ro_binds``: ``(outside, inside)`` folders also shown read-only (dependency overlays).
+    ``memory_mb``: the samples' memory limit, which bounds what /tmp holds
+    (:func:`tmpfs_bytes`; None: :data:`TMPFS_CAP_MB`).
     """
     hide = list(hide)
     bwrap = shutil.which("bwrap") or "bwrap"
@@ -352,5 +419,9 @@ def build_command(
     args += ["--ro-bind", str(CHANNEL_DIR), CHANNEL_MOUNT]
     for outside, inside in ro_binds:
         args += ["--ro-bind", outside, inside]
+    # The root and /dev are bubblewrap's own unbounded tmpfs mounts, writable by a sample that
+    # runs as the invoking user (no drop to another uid): read-only once every mount point is
+    # made (not recursive: /tmp, the device nodes and a bounded /dev/shm stay as they are).
+    args += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/tmp", "--"]
-    return args + server_args
+    return sized(args, tmpfs_bytes(memory_mb)) + server_args

@@ -195,6 +195,7 @@ class Sandbox:
                 self.settings.hide_paths,
                 [sys.executable, "-u", "-S", "-s", "-P", server, "-"],
                 binds,
+                memory_mb=self.settings.memory_mb,
             )
         server = str(bwrap.INSIDE_DIR / "server.py")
         return [sys.executable, "-u", "-S", "-s", "-P", server, "-"]
