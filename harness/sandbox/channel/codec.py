@@ -53,6 +53,7 @@ else:  # loaded by path (the fork server, a fresh interpreter): the parts in dep
 
 # Frames and the shared vocabulary.
 MAGIC, HEADER_SIZE, MAX_FRAME = wire.MAGIC, wire.HEADER_SIZE, wire.MAX_FRAME
+MAX_REPLY = wire.MAX_REPLY
 KIND_READY, KIND_CASE, KIND_END = wire.KIND_READY, wire.KIND_CASE, wire.KIND_END
 MAX_DEPTH, MAX_NODES, MAX_TEXT = wire.MAX_DEPTH, wire.MAX_NODES, wire.MAX_TEXT
 MAX_REPR, MAX_MESSAGE, MAX_ITER_ITEMS = wire.MAX_REPR, wire.MAX_MESSAGE, wire.MAX_ITER_ITEMS

@@ -58,6 +58,9 @@ KIND_READY = 1  # the module (program + test setup) executed, or failed
 KIND_CASE = 2  # one case's outcome
 KIND_END = 3  # end of the child's work (coverage data)
 MAX_FRAME = 32 * 1024 * 1024
+# Of all the frames' payloads of one reply (a sample's, or a part's): the most the trusted side
+# reads and parses for one sample, whatever frames a candidate forges.
+MAX_REPLY = 4 * MAX_FRAME
 MAX_DEPTH = 100
 MAX_NODES = 1_000_000
 MAX_TEXT = 16 * 1024 * 1024

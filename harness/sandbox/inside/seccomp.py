@@ -18,6 +18,8 @@ or that open a large kernel surface nobody's program needs:
   ``perf_event_open``: kernel attack surface and side channels;
 * namespaces and mounts (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*`` flag, the
   mount family): a user namespace gives an unprivileged process root-only code paths;
+* ``setsid``, in a child once it has its own session (a filter of its own,
+  :meth:`Confinement.stay_in_session`): a session is a share of the CPU;
 * opening files by handle (``name_to_handle_at``, ``open_by_handle_at``): a handle skips the
   path, and with it the view below.
 
@@ -72,6 +74,7 @@ _X86_64 = {
     "fspick": 433, "mount_setattr": 442,
     "clone": 56, "clone3": 435,
     "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "setsid": 112,
 }  # fmt: skip
 _AARCH64 = {
     "add_key": 217, "request_key": 218, "keyctl": 219,
@@ -89,9 +92,12 @@ _AARCH64 = {
     "fspick": 433, "mount_setattr": 442,
     "clone": 220, "clone3": 435,
     "name_to_handle_at": 264, "open_by_handle_at": 265,
+    "setsid": 157,
 }  # fmt: skip
 SYSCALLS = {"x86_64": _X86_64, "aarch64": _AARCH64}
-DENIED = tuple(name for name in _X86_64 if name not in ("clone", "clone3"))
+# setsid is refused by a filter of its own, stacked in each child once it has its session
+# (:meth:`Confinement.stay_in_session`): the server and the zygote make sessions.
+DENIED = tuple(name for name in _X86_64 if name not in ("clone", "clone3", "setsid"))
 CLONE_NEW_FLAGS = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
 # BPF opcodes and seccomp return values.
@@ -386,6 +392,7 @@ class Confinement:
         self, tcp: bool = True, view: Iterable[Iterable[str]] | None = None, read_cap: bool = False
     ) -> None:
         self.filter = Filter(build_filter())
+        self.session_filter = Filter(build_filter(deny=("setsid",)))
         self.abi = landlock_abi()
         self.tcp = tcp
         self.view = [(str(p), str(r)) for p, r in view] if view is not None else None
@@ -412,6 +419,16 @@ class Confinement:
             self.installed = True
         if not self.filtered:
             clean_shared_state()
+
+    def stay_in_session(self) -> None:
+        """In a child, once it has its own session: no process of the sample makes another.
+
+        The scheduler shares the CPU between sessions (autogroups), so a sample whose
+        processes each took a session of their own would take that many shares of the
+        machine from the other workers' samples. A filter stacked on the server's (a few
+        instructions, compiled per child)."""
+        if self.filtered:
+            self.session_filter.install()
 
     @staticmethod
     def keep_read_cap(cap: int) -> None:

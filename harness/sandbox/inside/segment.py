@@ -28,23 +28,60 @@ KIND_STARTED = 5  # header-only frame: confinement done, candidate code about to
 # program that sleeps, or waits on nothing, times out).
 USED = 0.95  # of a limit, in CPU time: the program used it (clock ticks are 10 ms)
 MAX_STRETCH = 4.0
+# How often the CPU of every process of the sample (its unreaped children too) is checked
+# against its whole budget: a sample that computes in children it never waits for must not
+# outlast its budget while each of its cases finishes in time.
+TREE_CHECK_S = 0.25
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _HEADER = struct.Struct(">4sBII")  # a frame's header: magic, kind, case index, payload length
 _HEADER_SIZE = _HEADER.size
+_DRAIN_BYTES = 2 * 32 * 1024 * 1024  # per wake: two frames of the most a frame holds
 
 
 def cpu_seconds(pids: list[int]) -> float:
     """CPU time of ``pids`` and the children they reaped, from /proc (0 for a gone one)."""
     total = 0
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                stat = fh.read()
-            fields = stat[stat.rindex(b")") + 2 :].split()
-            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-        except (OSError, ValueError, IndexError):
-            continue
+        stat = _stat(pid)
+        if stat is not None:
+            total += stat[1]
     return total / _TICK
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time of every process below ``root``, each with the children it reaped.
+
+    ``root`` is the zygote: the subreaper of every process a sample starts, which reaps none
+    of them before the segment ends. So this counts what :func:`cpu_seconds` of the child
+    cannot see: processes it forked and never reaped (running, or ended and not waited for),
+    orphans included. A scan of /proc (a few processes in bubblewrap's PID namespace), so it
+    is read at deadlines and every ``TREE_CHECK_S``, not at every wake.
+    """
+    children: dict[int, list[int]] = {}
+    cpu: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = _stat(int(name))
+            if stat is not None:
+                children.setdefault(stat[0], []).append(int(name))
+                cpu[int(name)] = stat[1]
+    total, todo = 0, [root]
+    while todo:
+        for pid in children.get(todo.pop(), ()):
+            total += cpu[pid]
+            todo.append(pid)
+    return total / _TICK
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """``(ppid, utime + stime + cutime + cstime)`` of ``pid`` in clock ticks; None when gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        return int(fields[1]), sum(int(f) for f in fields[11:15])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class Budget:
@@ -75,7 +112,8 @@ class Budget:
 class Segment:
     """The state of one segment while its frames come in: the phase (``module``, ``case``,
     ``end``), the case expected next, the running deadline and, once known, the outcome
-    (``done``, ``corrupt``, ``exited``, ``timeout``; ``paused``: the child sent the last frame
+    (``done``, ``corrupt``, ``exited``, ``timeout``, ``too_large``: the reply's bytes are full;
+    ``paused``: the child sent the last frame
     of a part, ``pause_at`` is the next case, and it waits until :meth:`resume`; ``stopped``:
     the trusted side wanted no more parts)."""
 
@@ -90,6 +128,7 @@ class Segment:
         cpu: Any = None,
         pause_at: int | None = None,
         wake: int | None = None,
+        tree: Any = None,
     ) -> None:
         self.codec = codec
         self.req = req
@@ -100,6 +139,11 @@ class Segment:
         self.judged = [case.get("mode") == "sandbox" for case in self.cases]
         self.budget = budget
         self.cpu = cpu or (lambda: 0.0)  # the live processes' CPU seconds (cpu_seconds)
+        # Every process of the sample's, unreaped children too (tree_cpu_seconds): what a
+        # deadline and the budget judge by.
+        self.tree = tree or self.cpu
+        self.next_tree_check = time.monotonic() + TREE_CHECK_S
+        self.over_budget = False
         self.cpu_at_clock = 0.0  # a fresh child: its phase starts at no CPU
         self.buf = bytearray()
         self.judge_buf = bytearray()
@@ -143,7 +187,13 @@ class Segment:
                 break
             if (self.phase, self.expected) != where:  # a case began: its CPU counts from here
                 self.cpu_at_clock = self.cpu()
-            wait = self.deadline - time.monotonic()
+            now = time.monotonic()
+            if now >= self.next_tree_check:
+                self.next_tree_check = now + TREE_CHECK_S
+                if self.budget.cpu_done + self.tree() >= self.budget.seconds:
+                    self.outcome, self.over_budget = "timeout", True
+                    break
+            wait = self.deadline - now
             if wait <= 0 and not self._starved():
                 self.outcome = "timeout"
                 break
@@ -162,9 +212,11 @@ class Segment:
                     os.read(self.wake, 1 << 16)  # type: ignore[arg-type]
                 except OSError:
                     pass
-            self.buf += drain(self.rfd)  # what the child wrote before it died still counts
+            # What the child wrote before it died still counts. A read stops after a frame's
+            # worth, so that a child writing on and on cannot keep the server reading.
+            self.buf += drain(self.rfd, _DRAIN_BYTES)
             if self.judge is not None:
-                self.judge_buf += drain(self.judge.frames)
+                self.judge_buf += drain(self.judge.frames, _DRAIN_BYTES)
         self.elapsed = time.monotonic() - self.clock
 
     def _starved(self) -> bool:
@@ -172,7 +224,7 @@ class Segment:
         now = time.monotonic()
         if self.phase == "end":
             return False
-        live = self.cpu()
+        live = self.tree()  # a case's own CPU counts from cpu(), which this includes
         if self.budget.end <= self.deadline and now >= self.budget.end - 1e-3:
             if not self.budget.stretch(now, live):
                 return False
@@ -228,6 +280,8 @@ class Segment:
                 break
             if length > codec.MAX_FRAME or size - at - _HEADER_SIZE < length:
                 break
+            if self.st["blob_size"] + length > codec.MAX_REPLY:  # the frame-by-frame path ends it
+                break
             body = bytes(buf[at + _HEADER_SIZE : at + _HEADER_SIZE + length])
             slots[expected] = self._frame_slot(body, False)
             at += _HEADER_SIZE + length
@@ -251,6 +305,15 @@ class Segment:
         else:
             handler(index, body, from_judge)
 
+    def _fits(self, body: bytes) -> bool:
+        """Whether ``body`` fits in the reply's bytes (``MAX_REPLY``); when it does not, the
+        segment ends (``too_large``): every frame the trusted side gets, it reads and parses,
+        so what one sample costs it is bounded here, whatever frames a candidate forges."""
+        if self.st["blob_size"] + len(body) <= self.codec.MAX_REPLY:
+            return True
+        self.outcome = "too_large"
+        return False
+
     def _packed(self, body: bytes, from_judge: bool) -> dict[str, Any]:
         """A frame as the trusted side gets it: its writer's nonce and where its payload is in
         the reply's bytes (``[offset, length]``)."""
@@ -264,6 +327,8 @@ class Segment:
             now = time.monotonic()
             self.phase, self.clock = "case", now
             self.deadline = min(now + timeout_of(self.cases[self.first]), self.budget.end)
+        elif not self._fits(body):
+            return
         else:  # the program or test setup raised: every remaining case gets it
             packed = self._packed(body, from_judge)
             for i in range(self.first, len(self.cases)):
@@ -273,6 +338,8 @@ class Segment:
     def _on_case(self, index: int, body: bytes, from_judge: bool) -> None:
         if index != self.expected:
             self.outcome = "corrupt"
+            return
+        if not self._fits(body):
             return
         self.st["slots"][self.expected] = self._frame_slot(body, from_judge)
         self._cases_sent(self.expected + 1)
@@ -298,6 +365,8 @@ class Segment:
         if index != len(self.cases):
             self.outcome = "corrupt"
             return
+        if not self._fits(body):
+            return
         self.st["coverage"].append(self._packed(body, from_judge))
         self.outcome = "done"
 
@@ -322,7 +391,8 @@ class Segment:
             st["infra"] = f"the sandbox child failed before running the program ({why(status)})"
             return len(cases)
         failed = self._failure(status)
-        if self.phase == "module":  # the module itself failed: every remaining case shares it
+        if self.phase == "module" or self.outcome == "too_large":
+            # The module itself failed, or the reply is full: every remaining case shares it.
             for i in range(self.expected, len(cases)):
                 st["slots"][i] = dict(failed)
             return len(cases)
@@ -333,12 +403,20 @@ class Segment:
         """The verdict of the case (or module) that was running when the segment failed."""
         if self.outcome == "corrupt":
             return verdict("crashed", "corrupted result channel", self.elapsed)
+        if self.outcome == "too_large":
+            limit = self.codec.MAX_REPLY >> 20
+            return verdict("crashed", f"the sample's results passed {limit} MiB", self.elapsed)
         if self.outcome == "timeout":
             return verdict("timeout", self._timeout_message(), self.elapsed)
         where = "while the program was loading" if self.phase == "module" else "during the case"
         return verdict("crashed", f"the child {why(status)} {where}", self.elapsed)
 
     def _timeout_message(self) -> str:
+        if self.over_budget:
+            return (
+                f"the sample's processes used its time budget of {self.req['budget_s']}s "
+                "in CPU time"
+            )
         budget = time.monotonic() >= self.budget.end - 1e-3
         module = self.phase == "module"
         limit = self.module_limit if module else timeout_of(self.cases[self.expected])
@@ -368,10 +446,10 @@ def header(codec: Any, raw: bytes) -> tuple[int, int, int]:
     return kind, index, length
 
 
-def drain(fd: int) -> bytes:
-    """Whatever a non-blocking pipe holds now."""
+def drain(fd: int, limit: int = 1 << 62) -> bytes:
+    """Whatever a non-blocking pipe holds now, up to about ``limit`` bytes."""
     data = bytearray()
-    while True:
+    while len(data) < limit:
         try:
             chunk = os.read(fd, 1 << 16)
         except (BlockingIOError, OSError):

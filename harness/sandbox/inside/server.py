@@ -200,6 +200,8 @@ class Server:
         while next_case < len(cases) and state["infra"] is None:
             if time.monotonic() >= budget.end and not budget.stretch(time.monotonic()):
                 break
+            if budget.cpu_done >= budget.seconds:  # its processes used it all, children too
+                break
             if next_case >= in_a_row and all(
                 segment.is_timeout(slots[i]) for i in range(next_case - in_a_row, next_case)
             ):
@@ -329,6 +331,7 @@ class Server:
             lambda: segment.cpu_seconds(pids),
             pauses[0] if pauses else None,
             server_end if pauses else None,
+            tree=lambda: segment.tree_cpu_seconds(self.zygote.pid),
         )
         frames.run(pidfd)
         while frames.outcome == "paused":  # the child waits at a part's end
