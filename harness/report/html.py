@@ -18,6 +18,11 @@ __all__ = [
     "table",
 ]
 
+# How a page is encoded: a candidate's text may hold lone surrogates (undecodable output, a
+# "\udc80" in an exception message) that strict UTF-8 cannot encode; they are written as
+# visible escapes (the six characters \udc80), so the page is always written and valid UTF-8.
+PAGE_ERRORS = "backslashreplace"
+
 CSS = """
 body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2em auto;
        max-width: 1100px; color: #222; padding: 0 1em; }

@@ -435,5 +435,5 @@ def training_page(run: TrainingRun) -> str:
 def write_training_report(run: TrainingRun, path: Path) -> Path:
     """Write the training page of ``run`` to ``path`` and return it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(training_page(run), encoding="utf-8")
+    path.write_text(training_page(run), encoding="utf-8", errors=h.PAGE_ERRORS)
     return path
