@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -42,8 +44,18 @@ def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> History:
     return History()
 
 
+def _console_script() -> str | None:
+    """The ``codeeval`` script installed with the running interpreter (a venv's bin, which need
+    not be on PATH: ``make test PYTHON=venv/bin/python``), else the first one on PATH."""
+    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        script = folder / "codeeval"
+        if script.is_file() and os.access(script, os.X_OK):
+            return str(script)
+    return shutil.which("codeeval")
+
+
 def test_console_script_is_installed(tmp_path: Path) -> None:
-    exe = shutil.which("codeeval") or pytest.fail("the codeeval console script is not installed")
+    exe = _console_script() or pytest.fail("the codeeval console script is not installed")
     out = write_run(tmp_path / "run", [True, False, True])
     done = subprocess.run(
         [exe, "--history", str(tmp_path / "h.sqlite"), "report", str(out)],
