@@ -1,10 +1,12 @@
 """Everything a sample starts is the sample's: its CPU, its session, and what it sends back.
 
 A candidate can fork. What its children compute counts against its limits even when the
-child never waits for them (segment.tree_cpu_seconds); they cannot take sessions of their
-own, each of which the scheduler would give a share of the machine (seccomp's setsid filter);
-and whatever frames a candidate writes, one reply holds at most ``MAX_REPLY`` bytes of them
-(segment.Segment._fits), which bounds what a sample costs the trusted side to read.
+child never waits for them (segment.tree_cpu_seconds), and it cannot have the kernel reap them
+unseen (no SIGCHLD action); they cannot take sessions of their own, each of which the
+scheduler would give a share of the machine, nor memory files no limit counts (the candidate's
+seccomp filter). Whatever frames a candidate writes, one reply holds at most ``MAX_REPLY``
+bytes of them (segment.Segment._fits), and bytes it writes while its frames are not read (a
+judged case) end the sample: what a sample costs the server and the trusted side is bounded.
 """
 
 from __future__ import annotations
@@ -106,6 +108,49 @@ def test_no_process_of_a_sample_makes_a_session_of_its_own(sandbox: Sandbox) -> 
     case = result.cases["c0"]
     assert case.status == "ok", (case.status, case.message)
     assert case.values == ["1"]  # EPERM: the filter refused it
+
+
+KERNEL_REAPS_OR_MEMFD = """
+import errno, os, signal
+def f(i):
+    refused = []
+    for attempt in (
+        lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN),  # children reaped unseen
+        lambda: os.memfd_create("hold"),
+    ):
+        try:
+            attempt()
+            refused.append("allowed")
+        except OSError as exc:
+            refused.append(errno.errorcode[exc.errno])
+    refused.append(signal.getsignal(signal.SIGCHLD) == signal.SIG_DFL)  # asking stays allowed
+    return refused
+"""
+
+
+def test_no_sigchld_action_and_no_memory_files(sandbox: Sandbox) -> None:
+    result = sandbox.run(_request(KERNEL_REAPS_OR_MEMFD, cases=1))
+    case = result.cases["c0"]
+    assert case.status == "ok", (case.status, case.message)
+    assert case.values == [["EPERM", "EPERM", True]]
+
+
+# Writes 400 MiB on the result pipe while the judge runs its check: nobody reads those bytes.
+FLOOD_WHILE_JUDGED = """
+import os
+def f(i):
+    chunk = b"x" * (1 << 20)
+    for _ in range(400):
+        os.write(3, chunk)
+    return i
+"""
+
+
+def test_bytes_written_while_a_judged_case_runs_end_the_sample(sandbox: Sandbox) -> None:
+    case = CaseRequest("j0", "sandbox", statement="assert candidate(1) == 1", timeout_s=10.0)
+    result = sandbox.run(SampleRequest(FLOOD_WHILE_JUDGED, "f", (case,), budget_s=30.0))
+    judged = result.cases["j0"]
+    assert (judged.status, judged.message) == ("crashed", "corrupted result channel")
 
 
 # Correct answers, each frame padded with 30 MiB of JSON whitespace: every frame is within

@@ -115,7 +115,7 @@ def confine(cfg: dict[str, Any], workdir: str, wfd: int, cpu_s: int) -> None:
         # Writes only here, no other sample's sockets, processes or signals (Landlock); no
         # keyrings, IPC, ptrace, io_uring, bpf or namespaces (seccomp): see seccomp.py.
         kernel.confine(workdir)
-        kernel.stay_in_session()
+        kernel.limit_candidate()
     # The server's channels (and everything else it had open) must be gone before any
     # candidate code runs: only stdio and the result pipe stay.
     # Fds 4 and 5 are the judge's bridge or closed already (run's _place): the server's own

@@ -18,8 +18,11 @@ or that open a large kernel surface nobody's program needs:
   ``perf_event_open``: kernel attack surface and side channels;
 * namespaces and mounts (``unshare``, ``setns``, ``clone`` with a ``CLONE_NEW*`` flag, the
   mount family): a user namespace gives an unprivileged process root-only code paths;
-* ``setsid``, in a child once it has its own session (a filter of its own,
-  :meth:`Confinement.stay_in_session`): a session is a share of the CPU;
+* in a candidate's processes only (a filter stacked once the child is set up,
+  :func:`build_candidate_filter`): ``setsid`` (a session is a share of the CPU),
+  ``memfd_create`` (its pages are memory no limit of the sample counts) and a new action for
+  ``SIGCHLD`` (ignored, the kernel reaps children at once, and their CPU is then counted
+  nowhere);
 * opening files by handle (``name_to_handle_at``, ``open_by_handle_at``): a handle skips the
   path, and with it the view below.
 
@@ -74,7 +77,7 @@ _X86_64 = {
     "fspick": 433, "mount_setattr": 442,
     "clone": 56, "clone3": 435,
     "name_to_handle_at": 303, "open_by_handle_at": 304,
-    "setsid": 112,
+    "setsid": 112, "memfd_create": 319, "rt_sigaction": 13,
 }  # fmt: skip
 _AARCH64 = {
     "add_key": 217, "request_key": 218, "keyctl": 219,
@@ -92,19 +95,21 @@ _AARCH64 = {
     "fspick": 433, "mount_setattr": 442,
     "clone": 220, "clone3": 435,
     "name_to_handle_at": 264, "open_by_handle_at": 265,
-    "setsid": 157,
+    "setsid": 157, "memfd_create": 279, "rt_sigaction": 134,
 }  # fmt: skip
 SYSCALLS = {"x86_64": _X86_64, "aarch64": _AARCH64}
-# setsid is refused by a filter of its own, stacked in each child once it has its session
-# (:meth:`Confinement.stay_in_session`): the server and the zygote make sessions.
-DENIED = tuple(name for name in _X86_64 if name not in ("clone", "clone3", "setsid"))
+# Refused by the candidate's own filter (build_candidate_filter), stacked in each child once it
+# is set up: the server, the zygote and the child's own set-up use them.
+CANDIDATE_ONLY = ("setsid", "memfd_create", "rt_sigaction")
+DENIED = tuple(name for name in _X86_64 if name not in ("clone", "clone3", *CANDIDATE_ONLY))
+SIGCHLD = 17  # the same on x86_64 and aarch64
 CLONE_NEW_FLAGS = 0x7E020000  # CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
 
 # BPF opcodes and seccomp return values.
 _LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
-_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # offsets in struct seccomp_data (little-endian args)
+_NR, _ARCH, _ARG0_LOW, _ARG1_LOW = 0, 4, 16, 24  # in struct seccomp_data (little-endian)
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
 
@@ -162,6 +167,33 @@ def build_filter(arch: str | None = None, deny: Iterable[str] = DENIED) -> bytes
     if any(len(out) - j > 255 for j in range(len(out))):  # pragma: no cover - jumps are 8 bits
         raise ValueError("filter too long for 8-bit jumps")
     return b"".join(out)
+
+
+def build_candidate_filter(arch: str | None = None) -> bytes:
+    """The filter stacked on a candidate's child once it is set up: ``setsid`` and
+    ``memfd_create`` refused, and ``rt_sigaction(SIGCHLD, act, ...)`` with an ``act`` (only
+    asking what the action is stays allowed). ``b""`` where the architecture is unknown; a call
+    of another architecture is the server's filter's to refuse."""
+    arch = arch or platform.machine()
+    table = SYSCALLS.get(arch)
+    if table is None or arch not in ARCHES:
+        return b""
+    allow, eperm = 10, 11  # the indexes of the two returns
+    prog = [
+        (_LD_W_ABS, _NR, 0, 0),
+        (_JEQ_K, table["setsid"], eperm - 2, 0),
+        (_JEQ_K, table["memfd_create"], eperm - 3, 0),
+        (_JEQ_K, table["rt_sigaction"], 0, allow - 4),
+        (_LD_W_ABS, _ARG0_LOW, 0, 0),
+        (_JEQ_K, SIGCHLD, 0, allow - 6),
+        (_LD_W_ABS, _ARG1_LOW, 0, 0),  # act, a pointer: NULL in both halves to be allowed
+        (_JEQ_K, 0, 0, eperm - 8),
+        (_LD_W_ABS, _ARG1_LOW + 4, 0, 0),
+        (_JEQ_K, 0, allow - 10, eperm - 10),
+        (_RET_K, _ALLOW, 0, 0),
+        (_RET_K, _ERRNO | _EPERM, 0, 0),
+    ]
+    return b"".join(_insn(code, k, jt, jf) for code, k, jt, jf in prog)
 
 
 class _Prog(ctypes.Structure):
@@ -392,7 +424,7 @@ class Confinement:
         self, tcp: bool = True, view: Iterable[Iterable[str]] | None = None, read_cap: bool = False
     ) -> None:
         self.filter = Filter(build_filter())
-        self.session_filter = Filter(build_filter(deny=("setsid",)))
+        self.candidate_filter = Filter(build_candidate_filter())
         self.abi = landlock_abi()
         self.tcp = tcp
         self.view = [(str(p), str(r)) for p, r in view] if view is not None else None
@@ -420,15 +452,19 @@ class Confinement:
         if not self.filtered:
             clean_shared_state()
 
-    def stay_in_session(self) -> None:
-        """In a child, once it has its own session: no process of the sample makes another.
+    def limit_candidate(self) -> None:
+        """In a child, once it is set up (its session made, SIGCHLD's action reset): the
+        candidate's own filter (:func:`build_candidate_filter`), stacked on the server's (a
+        dozen instructions, compiled per child).
 
-        The scheduler shares the CPU between sessions (autogroups), so a sample whose
-        processes each took a session of their own would take that many shares of the
-        machine from the other workers' samples. A filter stacked on the server's (a few
-        instructions, compiled per child)."""
-        if self.filtered:
-            self.session_filter.install()
+        No process of the sample makes a session: the scheduler shares the CPU between
+        sessions (autogroups), so each would take a share of the machine from the other
+        workers' samples. No memfd: its pages count against no limit of the sample. No
+        SIGCHLD handler: with SIGCHLD ignored the kernel reaps the children at once and adds
+        their CPU to nothing, so a program could compute in children whose CPU no deadline
+        sees."""
+        if self.filtered and not self.candidate_filter.empty:
+            self.candidate_filter.install()
 
     @staticmethod
     def keep_read_cap(cap: int) -> None:

@@ -36,6 +36,10 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _HEADER = struct.Struct(">4sBII")  # a frame's header: magic, kind, case index, payload length
 _HEADER_SIZE = _HEADER.size
 _DRAIN_BYTES = 2 * 32 * 1024 * 1024  # per wake: two frames of the most a frame holds
+# What may wait unread in a pipe's buffer after its frames were read: one wake's reading and
+# a frame's worth. More is a child writing while its frames are not being read (its bytes
+# during a judged case, whose frame comes from the judge): a corrupted channel.
+_UNREAD_BYTES = _DRAIN_BYTES + 32 * 1024 * 1024 + _HEADER_SIZE
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -180,6 +184,8 @@ class Segment:
         while True:
             where = (self.phase, self.expected)
             self._read_frames()
+            if max(len(self.buf), len(self.judge_buf)) > _UNREAD_BYTES:
+                self.outcome = "corrupt"
             if self.outcome:
                 break
             if dead:
@@ -383,6 +389,7 @@ class Segment:
         """Fill the slots this segment decided (``status``: the child's wait status); return
         the next case to run (past the last one when the segment ended the sample)."""
         cases, st = self.cases, self.st
+        self.buf, self.judge_buf = bytearray(), bytearray()  # unread bytes go now, not at a GC
         if self.outcome in ("done", "stopped") or self.phase == "end":
             if self.phase == "end" and self.outcome != "done":
                 st["notes"].append("coverage was not reported by the child")
