@@ -32,7 +32,10 @@ PYTHON_MEMORY_SLACK_MB = 256  # the interpreter and the server's preloaded image
 _WRAPPER = """
 def {entry}(text, _os=__import__("os"), _io=__import__("io"), _sys=__import__("sys"),
             _threading=__import__("threading"), _source=_SOURCE):
-    fd = _os.memfd_create("stdin")
+    # A file of the work folder (no memfd: the sandbox refuses it to candidates), gone from
+    # the folder before the program runs.
+    fd = _os.open(".stdin", _os.O_RDWR | _os.O_CREAT | _os.O_EXCL | _os.O_TRUNC, 0o600)
+    _os.unlink(".stdin")
     data = text.encode("utf-8")
     while data:
         data = data[_os.write(fd, data):]
