@@ -14,13 +14,17 @@ from types import ModuleType
 
 from harness.sandbox.bwrap import INSIDE_DIR
 
+# The siblings a file needs in its globals before it runs, as the server loads it (server.py).
+_NEEDS: dict[str, tuple[str, ...]] = {"cleanup": ("processes",), "segment": ("processes",)}
+
 
 @functools.cache
 def server_module(name: str) -> ModuleType:
-    """``inside/<name>.py``, loaded once by path."""
+    """``inside/<name>.py``, loaded once by path, with the siblings it needs."""
     spec = importlib.util.spec_from_file_location(f"_codeeval_{name}", INSIDE_DIR / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    module.__dict__.update({need: server_module(need) for need in _NEEDS.get(name, ())})
     spec.loader.exec_module(module)
     return module
 

@@ -17,6 +17,10 @@ import struct
 import time
 from typing import Any
 
+if __name__.startswith("harness."):  # imported by name (tests, type checkers)
+    from harness.sandbox.inside import processes
+# Otherwise its loader (the fork server, server_files.py) put ``processes`` here first.
+
 MODULE_FLOOR_S = 2.0  # the program's module body gets at least this long
 DRAIN_S = 0.02  # the longest the server sleeps before it reads the child's frames
 END_TIMEOUT_S = 5.0  # time for the child to report coverage after the last case
@@ -32,24 +36,18 @@ MAX_STRETCH = 4.0
 # against its whole budget: a sample that computes in children it never waits for must not
 # outlast its budget while each of its cases finishes in time.
 TREE_CHECK_S = 0.25
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _HEADER = struct.Struct(">4sBII")  # a frame's header: magic, kind, case index, payload length
 _HEADER_SIZE = _HEADER.size
-_DRAIN_BYTES = 2 * 32 * 1024 * 1024  # per wake: two frames of the most a frame holds
-# What may wait unread in a pipe's buffer after its frames were read: one wake's reading and
-# a frame's worth. More is a child writing while its frames are not being read (its bytes
-# during a judged case, whose frame comes from the judge): a corrupted channel.
-_UNREAD_BYTES = _DRAIN_BYTES + 32 * 1024 * 1024 + _HEADER_SIZE
 
 
 def cpu_seconds(pids: list[int]) -> float:
     """CPU time of ``pids`` and the children they reaped, from /proc (0 for a gone one)."""
     total = 0
     for pid in pids:
-        stat = _stat(pid)
-        if stat is not None:
-            total += stat[1]
-    return total / _TICK
+        found = processes.stat(pid)
+        if found is not None:
+            total += found[1]
+    return total / processes.TICK
 
 
 def tree_cpu_seconds(root: int) -> float:
@@ -61,31 +59,7 @@ def tree_cpu_seconds(root: int) -> float:
     orphans included. A scan of /proc (a few processes in bubblewrap's PID namespace), so it
     is read at deadlines and every ``TREE_CHECK_S``, not at every wake.
     """
-    children: dict[int, list[int]] = {}
-    cpu: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            stat = _stat(int(name))
-            if stat is not None:
-                children.setdefault(stat[0], []).append(int(name))
-                cpu[int(name)] = stat[1]
-    total, todo = 0, [root]
-    while todo:
-        for pid in children.get(todo.pop(), ()):
-            total += cpu[pid]
-            todo.append(pid)
-    return total / _TICK
-
-
-def _stat(pid: int) -> tuple[int, int] | None:
-    """``(ppid, utime + stime + cutime + cstime)`` of ``pid`` in clock ticks; None when gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-        fields = stat[stat.rindex(b")") + 2 :].split()
-        return int(fields[1]), sum(int(f) for f in fields[11:15])
-    except (OSError, ValueError, IndexError):
-        return None
+    return sum(processes.below(root).values()) / processes.TICK
 
 
 class Budget:
@@ -135,6 +109,12 @@ class Segment:
         tree: Any = None,
     ) -> None:
         self.codec = codec
+        # Read per wake: two frames of the most a frame holds. What may wait unread in a pipe's
+        # buffer after its frames were read: one wake's reading and a frame's worth. More is a
+        # child writing while its frames are not being read (its bytes during a judged case,
+        # whose frame comes from the judge): a corrupted channel.
+        self.drain_bytes = 2 * codec.MAX_FRAME
+        self.unread_bytes = self.drain_bytes + codec.MAX_FRAME + _HEADER_SIZE
         self.req = req
         self.cases = req["cases"]
         self.first = first
@@ -184,7 +164,7 @@ class Segment:
         while True:
             where = (self.phase, self.expected)
             self._read_frames()
-            if max(len(self.buf), len(self.judge_buf)) > _UNREAD_BYTES:
+            if max(len(self.buf), len(self.judge_buf)) > self.unread_bytes:
                 self.outcome = "corrupt"
             if self.outcome:
                 break
@@ -220,9 +200,9 @@ class Segment:
                     pass
             # What the child wrote before it died still counts. A read stops after a frame's
             # worth, so that a child writing on and on cannot keep the server reading.
-            self.buf += drain(self.rfd, _DRAIN_BYTES)
+            self.buf += drain(self.rfd, self.drain_bytes)
             if self.judge is not None:
-                self.judge_buf += drain(self.judge.frames, _DRAIN_BYTES)
+                self.judge_buf += drain(self.judge.frames, self.drain_bytes)
         self.elapsed = time.monotonic() - self.clock
 
     def _starved(self) -> bool:

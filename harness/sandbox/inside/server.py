@@ -65,10 +65,12 @@ def _load(name: str, folder: str = HERE, **needs: Any) -> Any:
     return module
 
 
-# The server's parts (stdlib only, loaded by path like everything here): the frame loop of one
-# segment, the clean-up after a sample, its accounting, the pipes of a judge, the zygote.
-segment = _load("segment.py")
-cleanup = _load("cleanup.py")
+# The server's parts (stdlib only, loaded by path like everything here): the processes below
+# one, the frame loop of one segment, the clean-up after a sample, its accounting, the pipes
+# of a judge, the zygote.
+processes = _load("processes.py")
+segment = _load("segment.py", processes=processes)
+cleanup = _load("cleanup.py", processes=processes)
 accounting = _load("accounting.py")
 judge_pipes = _load("judge_pipes.py")
 zygote = _load("zygote.py")
