@@ -162,6 +162,10 @@ class Server:
         self.work_root = cfg.get("work_root") or "/tmp"
         self.fork_hooks: list[dict[str, Any]] = []  # deferred at-fork hooks (see main)
         self._folders = 0
+        # Set when a sample's folder could not be removed whole: what it left holds the work
+        # root's room (bubblewrap's /tmp is sized, and its inodes are not), so the server ends
+        # after this sample's reply and the samples queued behind it get a fresh one.
+        self.retiring = False
         self.cap = int(cfg["max_output_bytes"])
         self.last_counters: Any = None
         self.zygote: Any = None  # zygote.Client, started by main before any request
@@ -385,6 +389,7 @@ class Server:
         cleanup.remove_tree(workdir)
         if os.path.lexists(workdir):
             self._quarantine(workdir)
+            self.retiring = True
         return int(done["status"])
 
     def _quarantine(self, workdir: str) -> None:
@@ -538,6 +543,12 @@ def main(argv: list[str]) -> int:
             reply = {"infra": "fork server error:\n" + traceback.format_exc()[-4000:]}
         reply["id"] = request.get("id")
         write_message(out_fd, reply, reply.pop(BLOB, b""))
+        if server.retiring:  # the trusted side runs what it queued here on a fresh server
+            sys.stderr.write(
+                f"fork server retired: a sample left more than {cleanup.MAX_REMOVED} entries "
+                "in its folder\n"
+            )
+            return 0
 
 
 def _zygote_setup(cfg: dict[str, Any], kernel: Any, tcp: bool) -> Any:
