@@ -10,7 +10,8 @@ import pytest
 
 from harness.analyzers import AnalyzerCache
 from harness.records import CheckCase, Problem
-from harness.reward import RewardConfigError, load_reward_config, score_rows
+from harness.reward import RewardConfigError, least_reward, load_reward_config, score_rows
+from harness.reward.presets import LOWEST
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -167,3 +168,24 @@ def test_a_failing_analyzer_is_an_error_entry_not_a_lost_row(
     out = score(row(SOLVE, ["passed"] * 4), problem(), "weighted", cache)
     assert "error" in out["analyzers"]["style"]
     assert out["reward"] is not None
+
+
+@pytest.mark.parametrize("preset", ["binary", "weighted", "code_levels", "class_levels"])
+def test_least_reward_is_the_low_end_of_each_preset_s_range(preset, cache) -> None:
+    """What the service gives a response past its size limit: the range's low end, shifted,
+    as a scored row reports it."""
+    out = score(row("def solve(xs):\n    return 0\n", ["failed"] * 4), problem(), preset, cache)
+    config = load_reward_config(preset)
+    assert least_reward(preset) == out["reward_range"][0] == LOWEST[preset] + config.shift
+    assert out["reward"] >= least_reward(preset)
+
+
+def test_least_reward_of_a_custom_aggregator_is_its_declared_range(tmp_path: Path) -> None:
+    declared = tmp_path / "declared.yaml"
+    declared.write_text(
+        f"aggregator: {__name__}:custom_reward\nparams: {{reward_range: [-2, 3]}}\nshift: 1\n"
+    )
+    undeclared = tmp_path / "undeclared.yaml"
+    undeclared.write_text(f"aggregator: {__name__}:custom_reward\n")
+    assert least_reward(str(declared)) == -1.0
+    assert least_reward(str(undeclared)) is None

@@ -59,3 +59,27 @@ def test_without_orjson_starlette_encodes():
 
 def test_the_fast_encoder_is_installed():
     assert answers.orjson is not None
+
+
+def test_a_lone_surrogate_is_sent_escaped_where_encoders_fail_the_request():
+    """A candidate's exception message may hold a lone surrogate: orjson and Starlette both
+    refuse it, and the answer (every row of the request) would be an error 500."""
+    body = {"rows": [{"error": "ValueError: \ud800!", "reward": math.nan, "big": 2**70}]}
+    text = Answer(body).body.decode("utf-8")  # strict: valid UTF-8
+    assert json.loads(text) == {
+        "rows": [{"error": "ValueError: \\ud800!", "reward": None, "big": 2**70}]
+    }
+
+
+@given(
+    st.recursive(
+        # lone surrogates (category Cs) among any other character
+        st.text(st.characters(categories=["Cs"]) | st.characters()) | st.floats() | st.integers(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_any_text_makes_a_valid_utf8_answer(value):
+    body = Answer({"value": value}).body
+    body.decode("utf-8")  # strict: no surrogate escapes into the bytes
+    json.loads(body)

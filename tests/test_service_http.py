@@ -110,14 +110,19 @@ def test_oversize_bodies_are_refused_without_reading_them_whole() -> None:
     with serve_in_thread(ServeSettings(workers=0, limits=limits)) as (url, _):
         big = post(url, {"items": [{"completion": "x" * 20_000, "task_id": "HumanEval/53"}]})
         many = post(url, {"items": [RIGHT] * 5})
-        long = post(url, {"items": [{"completion": "x" * 3_000, "task_id": "HumanEval/53"}]})
+        long = post(url, {"items": [{"completion": "x" * 3_000, "task_id": "HumanEval/53"}, RIGHT]})
         chunked = httpx.post(
             f"{url}/v1/score", content=iter([b'{"items": [', b" " * 20_000]), timeout=30
         )
         fine = post(url, {"items": [RIGHT]})
     assert (big.status_code, big.json()["field"]) == (413, "body")
     assert (many.status_code, many.json()["field"]) == (413, "items")
-    assert (long.status_code, long.json()["field"]) == (413, "items[0].completion")
+    # A completion past the limit is the model's output: it fails, its batch is judged.
+    assert long.status_code == 200
+    overlong, right = long.json()["rows"]
+    assert (overlong["status"], overlong["reward"], overlong["cases"]) == ("failed", 0.0, [])
+    assert "3000 characters; at most 2000" in overlong["error"]
+    assert (right["status"], right["reward"], right["sample_id"]) == ("passed", 1.0, "1")
     assert (chunked.status_code, chunked.json()["field"]) == (413, "body")
     assert fine.status_code == 200
 
@@ -158,6 +163,50 @@ def test_openrlhf_remote_rm_body(served) -> None:
     assert answer["rows"][0]["completion"] == RIGHT["completion"]
     missing = httpx.post(f"{url}/get_reward", json={"query": ["x"], "prompts": [""]}, timeout=60)
     assert (missing.status_code, missing.json()["field"]) == (422, "labels")
+
+
+def test_a_candidate_s_lone_surrogate_costs_no_row(served) -> None:
+    """An exception message with a lone surrogate in it reaches the row: the answer is still
+    JSON, and the other samples of the request keep their rows."""
+    url, _ = served
+    odd = {"completion": "    raise ValueError(chr(0xD800))\n", "task_id": "HumanEval/53"}
+    response = post(url, {"items": [RIGHT, odd, RIGHT]})
+    assert response.status_code == 200, response.text
+    assert [r["status"] for r in response.json()["rows"]] == ["passed", "failed", "passed"]
+    surrogate_in_request = (
+        b'{"items": [{"completion": "    return x + y  # \\ud800\\n", "task_id": "HumanEval/53"}]}'
+    )
+    response = post(url, surrogate_in_request)
+    assert response.status_code == 200, response.text  # a program no file can hold: it fails
+    assert response.json()["rows"][0]["status"] == "failed"
+
+
+def test_an_overlong_response_fails_at_the_lowest_reward_not_the_neutral() -> None:
+    """A model must not escape its score by writing more: a response past the size limit
+    gets the reward config's lowest reward, not the neutral score of an unjudged sample."""
+    limits = Limits(max_completion_chars=2_000)
+    prompt = "<|user|>add two numbers<|assistant|>"
+    padded = prompt + WRONG["completion"] + " " * 3_000
+    with serve_in_thread(ServeSettings(workers=0, limits=limits)) as (url, _):
+        judged = httpx.post(
+            f"{url}/get_reward",
+            json={
+                "query": [prompt + RIGHT["completion"]],
+                "prompts": [prompt],
+                "labels": ["HumanEval/53"],
+            },
+            timeout=60,
+        ).json()
+        answer = httpx.post(
+            f"{url}/get_reward",
+            json={"query": [padded], "prompts": [prompt], "labels": ["HumanEval/53"]},
+            timeout=60,
+        ).json()
+    assert judged["rewards"] == [1.0]  # the problem's running mean is now 1.0
+    assert answer["rewards"] == [0.0] and answer["extra_logs"]["unscored"] == [0.0]
+    row = answer["rows"][0]
+    assert (row["status"], row["task_id"], row["reward"]) == ("failed", "HumanEval/53", 0.0)
+    assert "at most 2000" in row["error"]
 
 
 def test_health_and_metrics(served) -> None:

@@ -29,7 +29,7 @@ from harness.reward.config import (
     load_reward_config,
 )
 from harness.reward.feedback import FEEDBACK_MODES, ROW_FEEDBACK_MODES, render_feedback
-from harness.reward.score import analyzers_read, reward_fields, score_rows
+from harness.reward.score import analyzers_read, least_reward, reward_fields, score_rows
 
 __all__ = [
     "FEEDBACK_MODES",
@@ -38,6 +38,7 @@ __all__ = [
     "RewardConfig",
     "RewardConfigError",
     "analyzers_read",
+    "least_reward",
     "load_reward_config",
     "render_feedback",
     "reward_fields",

@@ -275,3 +275,5 @@ PRESET_FUNCTIONS = {
     "code_levels": code_levels,
     "class_levels": class_levels,
 }
+# The low end of each preset's range (the range's first bound, before the config's shift).
+LOWEST = {"weighted": 0.0, "binary": 0.0, "code_levels": 0.0, "class_levels": -1.0}

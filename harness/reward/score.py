@@ -20,7 +20,7 @@ from harness.records import Problem
 from harness.reward.config import RewardConfig, load_reward_config
 from harness.reward.feedback import feedback_analyzers, render_feedback
 from harness.reward.missing import drop_unmeasured, leave_out
-from harness.reward.presets import PRESET_FUNCTIONS
+from harness.reward.presets import LOWEST, PRESET_FUNCTIONS
 
 UNSCORED_KINDS = ("infra", "data")  # not the model's doing: masked, never 0
 
@@ -102,6 +102,17 @@ def reward_fields(
     if missing:
         fields["reward_missing"] = missing  # named, not scored as 0
     return fields
+
+
+def least_reward(config: RewardConfig | str) -> float | None:
+    """The lowest reward ``config`` gives (its range's low end, shifted): what a sample gets
+    that the model made unjudgeable by its own doing (a response past the size limit). None
+    for a custom aggregator that declares no ``reward_range``."""
+    config = load_reward_config(config)
+    if config.aggregator is not None:
+        bounds = config.params.get("reward_range")
+        return None if bounds is None else float(bounds[0]) + config.shift
+    return LOWEST[config.preset] + config.shift
 
 
 def _custom(

@@ -215,17 +215,19 @@ _logged: set[str] = set()
 _logged_lock = threading.Lock()
 
 
-def log_unjudged(log: logging.Logger, reason: str) -> None:
-    """Say why a sample was not judged: each distinct reason once at WARNING (a data set's bad
-    rows come back every epoch), the repeats at DEBUG."""
+def log_unjudged(log: logging.Logger, reason: str, outcome: str = "masked") -> None:
+    """Say why a sample was not judged, and what it got instead (``outcome``): each distinct
+    reason once at WARNING (a data set's bad rows come back every epoch), the repeats at
+    DEBUG."""
     with _logged_lock:
         first = reason not in _logged and len(_logged) < LOGGED_REASONS
         if first:
             _logged.add(reason)
     if first:
         log.warning(
-            "codeeval: a sample was not judged (masked; later samples for this reason are "
-            "masked the same way): %s",
+            "codeeval: a sample was not judged (%s; later samples for this reason get the "
+            "same): %s",
+            outcome,
             reason,
         )
     else:

@@ -3,12 +3,18 @@
 An answer of 64 rows is about 130 KB: Starlette's ``JSONResponse`` encodes it with ``json``
 (0.05 ms a row here), orjson in 0.007 ms, in the one process that answers every client. What
 orjson refuses (an integer past 64 bits, a key that is not a string) is encoded as Starlette
-encodes it. One difference is chosen: a NaN or an infinity, for which Starlette's encoder
-raises (the client would get an error 500 for the whole request), is sent as ``null``.
+encodes it. Two differences are chosen, each where Starlette's encoder would raise and the
+client would get an error 500 for the whole request, every row of it lost:
+
+- a NaN or an infinity is sent as ``null``;
+- a string that is not valid Unicode text (a lone surrogate, which a candidate's exception
+  message or output may hold) is sent with it escaped as its ``\\udXXX`` text, as the report
+  pages write it: strict JSON parsers refuse a lone surrogate even escaped.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from starlette.responses import JSONResponse
@@ -26,6 +32,23 @@ class Answer(JSONResponse):
         if orjson is not None:
             try:
                 return orjson.dumps(content)
-            except orjson.JSONEncodeError:
+            except orjson.JSONEncodeError:  # a lone surrogate, a long integer, a key
                 pass
-        return super().render(content)
+        try:
+            return super().render(content)
+        except (UnicodeEncodeError, ValueError):  # a lone surrogate; a NaN without orjson
+            return super().render(encodable(content))
+
+
+def encodable(value: Any) -> Any:
+    """``value`` with every string made valid UTF-8 text (lone surrogates escaped, as
+    ``backslashreplace`` writes them) and every NaN or infinity made None."""
+    if isinstance(value, str):
+        return value if value.isascii() else value.encode("utf-8", "backslashreplace").decode()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encodable(item) for item in value]
+    return value

@@ -5,7 +5,9 @@
 - ``POST /get_reward``: OpenRLHF's ``--reward.remote_url`` body -> ``{"rewards", "scores",
   "extra_logs", "rows"}`` (:func:`harness.service.payloads.openrlhf_samples`). A sample whose
   data cannot be judged is masked (neutral score, ``extra_logs.unscored`` 1), never a 4xx:
-  OpenRLHF retries a 4xx and then trains without the sample's reward.
+  OpenRLHF retries a 4xx and then trains without the sample's reward. A response past the
+  size limit is not masked but failed, at the reward config's lowest reward, on both routes
+  (:func:`overlong_row`): the model chose its length.
 - ``GET /health``: 200 while serving, 503 while draining. ``GET /metrics``: JSON, or
   Prometheus text with ``?format=prometheus``.
 
@@ -54,6 +56,7 @@ from harness.service.payloads import (
     OpenRLHFSample,
     decode_json,
     openrlhf_samples,
+    overlong,
     score_request,
 )
 
@@ -79,6 +82,7 @@ class ServiceState:
     drain_s: float = 120.0
     check_suite: SuiteCheck | None = None
     neutral: float = DEFAULT_NEUTRAL  # OpenRLHF's score of an unjudged sample, when nothing else
+    lowest: float | None = 0.0  # the reward config's lowest: a completion past the size limit
     running: RunningMeans = field(default_factory=RunningMeans)
 
     def retry_after_s(self) -> int:
@@ -233,13 +237,51 @@ async def answer(state: ServiceState, request: Request) -> Reply:
     except ClientDisconnect:
         state.metrics.count("disconnected")
         return Reply(499, {"error": "disconnected"})
+    # A completion past the size limit fails without running: the model's output, not the
+    # client's error, so the rest of the batch is judged as usual.
+    too_long = {
+        i: overlong(item.get("completion"), f"items[{i}]", state.limits)
+        for i, item in enumerate(items)
+    }
+    too_long = {i: reason for i, reason in too_long.items() if reason}
+    wanted = [item for i, item in enumerate(items) if i not in too_long]
     if state.validate is not None:
         checks = await asyncio.to_thread(check_each, state.validate, items)
         for i, (where, message) in enumerate(checks):
             if message:
                 return bad_input(f"items[{i}]{where}", message)
     deadline_s = deadline_s if deadline_s is not None else state.default_deadline_s
-    return await enqueue_and_wait(state, request, items, deadline_s, arrived)
+    if not too_long:
+        return await enqueue_and_wait(state, request, items, deadline_s, arrived)
+    scored: list[dict[str, Any]] = []
+    if wanted:
+        reply = await enqueue_and_wait(state, request, wanted, deadline_s, arrived)
+        if reply.status != 200:
+            return reply
+        scored = reply.body["rows"]
+    judged = iter(scored)
+    rows = [
+        overlong_row(item, too_long[i], state.lowest) if i in too_long else next(judged)
+        for i, item in enumerate(items)
+    ]
+    return Reply(200, {"rows": [{**row, "sample_id": str(i)} for i, row in enumerate(rows)]})
+
+
+def overlong_row(item: Mapping[str, Any], reason: str, reward: float | None) -> dict[str, Any]:
+    """The row of a sample whose completion is past the size limit: failed, not run, at the
+    reward config's lowest reward (a model must not escape its score by writing more)."""
+    log_unjudged(log, reason, "failed at the lowest reward")
+    return {
+        "suite": str(item.get("suite") or ""),
+        "task_id": str(item.get("task_id") or ""),
+        "completion": item.get("completion"),
+        "status": "failed",
+        "passed": False,
+        "error_kind": None,
+        "error": reason[:500],
+        "cases": [],
+        "reward": reward,
+    }
 
 
 async def openrlhf_answer(state: ServiceState, request: Request) -> Reply:
@@ -286,17 +328,27 @@ async def openrlhf_answer(state: ServiceState, request: Request) -> Reply:
         if reply.status != 200:
             return reply
         scored = reply.body["rows"]
-    rows = assemble(samples, scored)
+    rows = assemble(samples, scored, state.lowest)
     return Reply(200, openrlhf_body(rows, state.running, state.neutral))
 
 
-def assemble(samples: list[OpenRLHFSample], scored: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The request's rows in order: the judged ones, and a masked row for each other sample."""
+def assemble(
+    samples: list[OpenRLHFSample], scored: list[dict[str, Any]], lowest: float | None
+) -> list[dict[str, Any]]:
+    """The request's rows in order: the judged ones, a failed row for each overlong one (at
+    the ``lowest`` reward), and a masked row for each other sample."""
     judged = iter(scored)
     rows = []
     for i, sample in enumerate(samples):
         if sample.item is not None:
             row = next(judged)
+        elif sample.overlong:
+            item = {
+                "suite": sample.suite,
+                "task_id": sample.task_id,
+                "completion": sample.completion,
+            }
+            row = overlong_row(item, sample.reason, lowest)
         else:
             log_unjudged(log, sample.reason)
             row = masked_row(sample.suite, sample.task_id, sample.completion, sample.reason)

@@ -124,21 +124,31 @@ def _string(value: Any, field: str, limit: int | None = None) -> str:
 
 
 def check_item(item: Any, field: str, limits: Limits) -> dict[str, Any]:
-    """One item within the size limits. Its fields (missing, wrong types, unknown task ids,
-    inline problems) are the engine's to check: the server runs the engine's own checks on
-    every request before queueing it, so the field names are the same everywhere."""
+    """One item within the size limits of its inline problem. Its fields (missing, wrong
+    types, unknown task ids, inline problems) are the engine's to check: the server runs the
+    engine's own checks on every request before queueing it, so the field names are the same
+    everywhere. A completion past the limit is not the client's error but the model's output:
+    :func:`overlong` names it, and its row fails (the lowest reward), its batch unharmed."""
     item = _mapping(item, field)
-    texts = [("completion", item.get("completion"))]
     if isinstance(item.get("problem"), dict):
-        texts += [(f"problem.{k}", v) for k, v in item["problem"].items()]
-    for name, value in texts:
-        if isinstance(value, str) and len(value) > limits.max_completion_chars:
-            raise BadInput(
-                413,
-                f"{field}.{name}",
-                f"has {len(value)} characters; at most {limits.max_completion_chars}",
-            )
+        for name, value in item["problem"].items():
+            if isinstance(value, str) and len(value) > limits.max_completion_chars:
+                raise BadInput(
+                    413,
+                    f"{field}.problem.{name}",
+                    f"has {len(value)} characters; at most {limits.max_completion_chars}",
+                )
     return item
+
+
+def overlong(completion: Any, field: str, limits: Limits) -> str:
+    """Why ``completion`` is not judged ("" when it is within the size limit)."""
+    if isinstance(completion, str) and len(completion) > limits.max_completion_chars:
+        return (
+            f"{field}: the completion has {len(completion)} characters; at most "
+            f"{limits.max_completion_chars}: judged as failing without running"
+        )
+    return ""
 
 
 def check_deadline(value: Any, limits: Limits) -> float | None:
@@ -216,6 +226,7 @@ class OpenRLHFSample:
     reason: str = ""
     suite: str = ""
     task_id: str = ""
+    overlong: bool = False  # the model's own doing: failed at the lowest reward, not masked
 
 
 def openrlhf_samples(body: Any, limits: Limits, suite: str | None) -> list[OpenRLHFSample]:
@@ -230,8 +241,9 @@ def openrlhf_samples(body: Any, limits: Limits, suite: str | None) -> list[OpenR
     the URL, for bare task ids.
 
     A malformed request (not OpenRLHF's shape, an empty label: ``--data.label_key`` unset)
-    raises :class:`BadInput`; a sample whose label cannot be read, or whose response is over
-    the size limit, is masked with its reason.
+    raises :class:`BadInput`; a sample whose label cannot be read is masked with its reason;
+    one whose response is over the size limit is ``overlong`` (it fails: a model must not
+    escape its score by writing more).
     """
     body = _mapping(body, "body")
     lists = {}
@@ -267,12 +279,9 @@ def openrlhf_samples(body: Any, limits: Limits, suite: str | None) -> list[OpenR
             samples.append(OpenRLHFSample(completion, reason=f"{exc.field}: {exc.message}"))
             continue
         ids = {"suite": str(item.get("suite") or ""), "task_id": str(item.get("task_id") or "")}
-        if len(completion) > limits.max_completion_chars:
-            reason = (
-                f"query[{i}]: the response has {len(completion)} characters; "
-                f"at most {limits.max_completion_chars}"
-            )
-            samples.append(OpenRLHFSample(completion, reason=reason, **ids))
+        reason = overlong(completion, f"query[{i}]", limits)
+        if reason:
+            samples.append(OpenRLHFSample(completion, reason=reason, overlong=True, **ids))
             continue
         item["completion"] = completion
         samples.append(

@@ -120,6 +120,16 @@ def suite_check(engine: Any) -> Any:
     return check
 
 
+def lowest_reward(engine: Any) -> float | None:
+    """The lowest reward the engine's reward config gives (0 for an engine without one)."""
+    reward = getattr(engine, "reward", None)
+    if reward is None:
+        return 0.0
+    from harness.reward import least_reward
+
+    return least_reward(reward)
+
+
 def make_state(
     settings: ServeSettings, engine: ScoringEngine, validate: Any = None
 ) -> ServiceState:
@@ -142,6 +152,7 @@ def make_state(
         drain_s=settings.drain_s,
         check_suite=suite_check(engine),
         neutral=settings.neutral,
+        lowest=lowest_reward(engine),
     )
 
 
