@@ -13,7 +13,8 @@ returned, encoded by its runtime type:
   :class:`Opt`: ``Optional.of(Optional.empty())`` equals no honest value, as in Java),
   ``{"f": "NaN"}`` for a float JSON has no number for;
 - JavaScript keeps each value's type (``["n", 1]``, ``["s", "a"]``, ``["a", [...]]``, ``["o",
-  [[key, value], ...]]``, ``["null"]``, ``["u"]``) for ``assert.deepEqual``'s loose equality.
+  [[key, value], ...]]``, ``["null"]``, ``["u"]``, ``["B", "12"]`` for a BigInt, ``["t", tag,
+  ...]`` for any other object: ``JS_ENCODER``) for ``assert.deepEqual``'s loose equality.
 
 :meth:`decode_result` turns that into the Python value the trusted check compares. A case
 whose "argument" is ``("program", body)`` runs MultiPL-E's test body itself and sends

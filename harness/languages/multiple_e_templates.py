@@ -2,19 +2,101 @@
 each language's value encoder and the main loop that writes the result frames."""
 
 JS_ENCODER = r"""
+const __codeeval_js = (function () {
+  // What assert.deepEqual (node's lib/internal/util/comparisons.js) reads of a value, through
+  // intrinsics captured here, never through the value's own methods.
+  const bind = (f) => Function.prototype.call.bind(f);
+  const getter = (o, k) => bind(Object.getOwnPropertyDescriptor(o, k).get);
+  return {
+    tag: bind(Object.prototype.toString), keys: Object.keys, isArray: Array.isArray,
+    hasOwn: bind(Object.prototype.hasOwnProperty), push: bind(Array.prototype.push),
+    isSafeInteger: Number.isSafeInteger, isFinite: Number.isFinite, isNaN: Number.isNaN,
+    is: Object.is, String, Number, Error, types: require('util').types,
+    time: bind(Date.prototype.getTime), source: getter(RegExp.prototype, 'source'),
+    flags: getter(RegExp.prototype, 'flags'), mapEach: bind(Map.prototype.forEach),
+    setEach: bind(Set.prototype.forEach), numberOf: bind(Number.prototype.valueOf),
+    stringOf: bind(String.prototype.valueOf), booleanOf: bind(Boolean.prototype.valueOf),
+    bigintText: bind(BigInt.prototype.toString),
+  };
+})();
 function __codeeval_enc(v, depth) {
+  // ['a', items] / ['o', [[key, value], ...]]: an array / an object tagged [object Object];
+  // an array with a hole (['h']), an enumerable own non-index key or another tag is
+  // ['a', items, [[key, value], ...], tag]; any other object ['t', tag, kind, data, pairs];
+  // a BigInt ['B', decimal text]. suites.multiple_e_literals.js_deep_equal compares them.
+  const I = __codeeval_js, T = I.types;
   if (depth > 200) throw new RangeError('nested too deeply');
   if (v === null) return ['null'];
   switch (typeof v) {
     case 'undefined': return ['u'];
-    case 'number': return ['n', Number.isFinite(v) ? v : String(v)];
+    case 'number': return ['n', I.isFinite(v) ? v : I.String(v)];
     case 'string': return ['s', v];
     case 'boolean': return ['b', v];
-    case 'object':
-      if (Array.isArray(v)) return ['a', Array.from(v, (x) => __codeeval_enc(x, depth + 1))];
-      return ['o', Object.keys(v).map((k) => [k, __codeeval_enc(v[k], depth + 1)])];
+    case 'bigint': return ['B', I.bigintText(v)];
+    case 'object': break;
     default: return ['x', typeof v];
   }
+  const enc = (x) => __codeeval_enc(x, depth + 1);
+  const pairs = (keys) => {
+    const out = [];
+    for (let i = 0; i < keys.length; i++) I.push(out, [keys[i], enc(v[keys[i]])]);
+    return out;
+  };
+  const tag = I.tag(v);
+  if (I.isArray(v)) {
+    const length = v.length, items = [], extra = [], keys = I.keys(v);
+    if (!I.isSafeInteger(length) || length > 0x1000000) throw new RangeError('array too long');
+    let holes = false;
+    for (let i = 0; i < length; i++) {
+      if (I.hasOwn(v, i)) I.push(items, enc(v[i]));
+      else { I.push(items, ['h']); holes = true; }
+    }
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      if (I.String(I.Number(k) >>> 0) !== k || k === '4294967295') I.push(extra, k);
+    }
+    if (!extra.length && !holes && tag === '[object Array]') return ['a', items];
+    return ['a', items, pairs(extra), tag];
+  }
+  if (tag === '[object Object]') return ['o', pairs(I.keys(v))];
+  let kind = 'other', data = null;
+  if (T.isDate(v)) {
+    kind = 'date';
+    const t = I.time(v);
+    data = I.isNaN(t) ? null : t;
+  } else if (T.isRegExp(v)) {
+    kind = 'regexp';
+    data = [I.source(v), I.flags(v), enc(v.lastIndex)];
+  } else if (T.isNativeError(v) || v instanceof I.Error) {
+    kind = 'error';
+    data = [enc(v.name), enc(v.message)];
+  } else if (T.isArrayBufferView(v)) {
+    kind = 'view';
+  } else if (T.isSet(v)) {
+    const values = [];
+    I.setEach(v, (x) => I.push(values, x));
+    kind = 'set';
+    data = [];
+    for (let i = 0; i < values.length; i++) I.push(data, enc(values[i]));
+  } else if (T.isMap(v)) {
+    const entries = [];
+    I.mapEach(v, (x, k) => I.push(entries, k, x));
+    kind = 'map';
+    data = [];
+    for (let i = 0; i < entries.length; i += 2) I.push(data, [enc(entries[i]), enc(entries[i + 1])]);
+  } else if (T.isAnyArrayBuffer(v)) {
+    kind = 'buffer';
+  } else if (T.isBoxedPrimitive(v)) {
+    kind = 'boxed';
+    if (T.isNumberObject(v)) {
+      const n = I.numberOf(v);
+      data = ['n', I.is(n, -0) ? '-0' : I.isFinite(n) ? n : I.String(n)];
+    } else if (T.isStringObject(v)) data = ['s', I.stringOf(v)];
+    else if (T.isBooleanObject(v)) data = ['b', I.booleanOf(v)];
+    else if (T.isBigIntObject(v)) data = ['B', I.bigintText(v)];
+    else data = ['x', 'symbol'];
+  }
+  return ['t', tag, kind, data, pairs(I.keys(v))];
 }
 """
 
