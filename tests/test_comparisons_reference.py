@@ -3,7 +3,11 @@
 * ``multiple-js``: node's own ``assert.deepEqual`` (legacy, loose ``==`` on primitives) is run
   on the same values as ``js_deep_equal``: Unicode digits and white space in strings, control
   characters, signed zero, numbers past 2**53 and past the largest double, NaN, Infinity.
-  ``Number("١٢٣")`` is NaN in JavaScript, and Python's ``float`` read it as 123.
+  ``Number("١٢٣")`` is NaN in JavaScript, and Python's ``float`` read it as 123. And on what
+  the driver's encoder sends of values of every kind (Map, Set, Date, RegExp, boxed
+  primitives, Error, BigInt, arrays with holes or extra keys, class instances, objects with
+  another ``Symbol.toStringTag``): node compares object tags, so ``new Map()`` is not ``{}``,
+  and BigInt loosely, so ``1n`` is ``1``.
 * stdio's checkers split tokens where judges (testlib) do: space, tab, CR, LF. Python's
   ``str.split`` also split on a no-break space, ``\\x0b``, ``\\x1c`` or ``\\u2003``, and ``float``
   read ``"١٢٣"``, ``"1_0"`` and ``"nan"`` as numbers.
@@ -22,9 +26,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.languages.multiple_e_templates import JS_ENCODER
 from harness.stdio.checkers import compare, presentation_matches, tokens
 from harness.stdio.problem import Checker
-from suites.multiple_e_literals import js_deep_equal
+from suites.multiple_e_literals import LiteralError, js_deep_equal, parse_literal
 
 # -- JavaScript -------------------------------------------------------------------------------
 DIGITS = "0123456789١٢٣٤٥٦٧٨٩٠０１２３߀৪"
@@ -130,6 +135,209 @@ def test_js_deep_equal_is_nodes_on_generated_values(pairs: list[tuple[list, list
     theirs = nodes_verdicts(pairs)
     differ = [(a, b, o) for (a, b), o, t in zip(pairs, ours, theirs, strict=True) if o != t]
     assert differ == []
+
+
+# What a candidate may return, as JavaScript source, against what the test expects (mostly
+# MultiPL-E's literals). Node gives its verdict and the driver's encoder sends both values.
+EXOTIC = [
+    ("new Map()", "{}"),
+    ('new Map([["zz", 99]])', "{}"),
+    ('new Map([["zz", 99]])', '{"zz": 99}'),
+    ("new Map()", "[]"),
+    ("new Set()", "{}"),
+    ("new Set([1])", "[1]"),
+    ("new Map()", "new Map()"),
+    ('new Map([[1, "a"]])', 'new Map([["1", "a"]])'),
+    ('new Map([[1, "1"]])', "new Map([[1, 1]])"),
+    ("new Map([[[1], 1]])", 'new Map([[["1"], 1]])'),
+    ("new Map([[null, 1]])", "new Map([[undefined, 1]])"),
+    ("new Set()", "new Map()"),
+    ("new Set([1, 2])", "new Set([2, 1])"),
+    ("new Set([1])", 'new Set(["1"])'),
+    ("new Set([[1]])", 'new Set([["1"]])'),
+    ("new Set([1])", "new Set([2])"),
+    ("new Set([NaN])", "new Set([NaN])"),
+    ("new Set([null])", "new Set([undefined])"),
+    ("new Date(0)", "{}"),
+    ("new Date(0)", "0"),
+    ("new Date(0)", "new Date(0)"),
+    ("new Date(0)", "new Date(1)"),
+    ("new Date(NaN)", "new Date(NaN)"),
+    ("Object.assign(new Date(0), {[Symbol.toStringTag]: 'Object'})", "{}"),
+    ("{[Symbol.toStringTag]: 'Date'}", "{}"),
+    ("{[Symbol.toStringTag]: 'Date'}", "new Date(0)"),
+    ("/a/", "{}"),
+    ("/a/", '"/a/"'),
+    ("/a/g", "/a/g"),
+    ("/a/g", "/a/i"),
+    ("Object.assign(/a/g, {lastIndex: 1})", "/a/g"),
+    ("new Boolean(false)", "{}"),
+    ("new Boolean(false)", "false"),
+    ("new Number(1)", "1"),
+    ("new Number(1)", "{}"),
+    ("new Number(1)", "new Number(1)"),
+    ("new Number(NaN)", "new Number(NaN)"),
+    ("new Number(0)", "new Number(-0)"),
+    ("new Number(1)", 'new String("1")'),
+    ('new String("a")', '"a"'),
+    ('new String("a")', "{}"),
+    ('new String("a")', '{"0": "a"}'),
+    ('new String("ab")', '["a", "b"]'),
+    ("Object(1n)", "1n"),
+    ("Object(1n)", "Object(1n)"),
+    ('new Error("x")', "{}"),
+    ('new Error("x")', 'new Error("x")'),
+    ('new Error("x")', 'new TypeError("x")'),
+    ('new Error("x")', 'new Error("y")'),
+    ('Object.assign(new Error("x"), {code: 1})', 'new Error("x")'),
+    ("1n", "1"),
+    ("1n", "1.5"),
+    ("1n", "NaN"),
+    ("1n", '"1"'),
+    ("1n", '" 1 "'),
+    ("1n", '"1.0"'),
+    ("1n", '"+1"'),
+    ("16n", '"0x10"'),
+    ("-16n", '"-0x10"'),
+    ("-1n", '"-1"'),
+    ("0n", '""'),
+    ("1n", "true"),
+    ("0n", "null"),
+    ("1n", "1n"),
+    ("1n", "2n"),
+    ("2n ** 60n", "1152921504606846976"),
+    ("2n ** 53n + 1n", "9007199254740992"),
+    ("10n ** 400n", "Infinity"),
+    ("[1n]", "[1]"),
+    ('{"a": 1n}', '{"a": "1"}'),
+    ("Object.assign([1, 2], {x: 1})", "[1, 2]"),
+    ("Object.assign([1], {[Symbol('s')]: 1})", "[1]"),
+    ("Object.defineProperty([1], 'x', {value: 1})", "[1]"),
+    ("Object.assign([1], {[Symbol.toStringTag]: 'Object'})", "[1]"),
+    ("Object.assign([1], {[Symbol.toStringTag]: 'Object'})", '{"0": 1}'),
+    ("[, 1]", "[undefined, 1]"),
+    ("[undefined, 1]", "[, 1]"),
+    ("[, 1]", "[, 1]"),
+    ("[, 1]", "[null, 1]"),
+    ("[1, , 3]", "[1, , 3]"),
+    ("Object.assign(Object.create(null), {a: 1})", '{"a": 1}'),
+    ("new (class K { constructor() { this.a = 1; } })()", '{"a": 1}'),
+    ('{"a": 1}', "new (class K { constructor() { this.a = 1; } })()"),
+    ("(function () { return arguments; })()", "{}"),
+    ("(function () { return arguments; })(1)", "[1]"),
+    ("function () {}", "{}"),
+    ("Symbol('a')", "{}"),
+    ("Promise.resolve(1)", "{}"),
+    ("new WeakMap()", "{}"),
+    ("new Uint8Array([1])", "[1]"),
+    ("new Uint8Array([1])", '{"0": 1}'),
+    ("new ArrayBuffer(1)", "{}"),
+    ("{}", "new Map()"),
+    ("{[Symbol.toStringTag]: 'Foo'}", "{}"),
+    ("{[Symbol.toStringTag]: 'Foo', a: 1}", "{[Symbol.toStringTag]: 'Foo', a: 1}"),
+    ("[new Map(), 1]", "[{}, 1]"),
+    ('{"a": new Set()}', '{"a": []}'),
+]
+
+ENCODED_SCRIPT = """
+const assert = require("assert");
+%s
+const pairs = [%s];
+console.log(JSON.stringify(pairs.map(([a, b]) => {
+  let x, y, equal = true;
+  try { x = a(); y = b(); } catch (e) { return null; }  // e.g. new Error(Object.create(null))
+  try { assert.deepEqual(x, y); } catch (e) { equal = false; }
+  return [equal, __codeeval_enc(x, 0), __codeeval_enc(y, 0)];
+})));
+"""
+
+
+def node_on_sources(pairs: list[tuple[str, str]]) -> list[tuple[bool, list, list] | None]:
+    """Node's verdict on each pair of JavaScript expressions, and both as the driver sends them
+    (None where an expression throws)."""
+    body = ",\n".join(f"[() => ({a}), () => ({b})]" for a, b in pairs)
+    done = subprocess.run(
+        ["node", "-e", ENCODED_SCRIPT % (JS_ENCODER, body)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return [tuple(row) if row else None for row in json.loads(done.stdout)]
+
+
+def literal(text: str) -> list | None:
+    """MultiPL-E's literal ``text`` as the suite reads it, or None where it is no literal."""
+    try:
+        return parse_literal(text, "js")
+    except LiteralError:
+        return None
+
+
+def disagreements(pairs: list[tuple[str, str]]) -> list[tuple[str, str, bool, bool]]:
+    """The pairs where ``js_deep_equal`` on what the driver sends is not node's verdict, for
+    the expected value as sent and, where it is a literal, as the suite reads it."""
+    differ = []
+    for (a, b), row in zip(pairs, node_on_sources(pairs), strict=True):
+        if row is None:
+            continue
+        theirs, sent_a, sent_b = row
+        read = literal(b)
+        for expected in [sent_b] + ([read] if read is not None else []):
+            if js_deep_equal(sent_a, expected) != theirs:
+                differ.append((a, b, not theirs, theirs))
+    return differ
+
+
+@needs_node
+def test_js_deep_equal_is_nodes_on_values_of_every_kind() -> None:
+    assert disagreements(EXOTIC) == []
+    # the red team's HumanEval_111 answers: a Map or a Date for the expected {} fail
+    assert not js_deep_equal(node_on_sources([("new Date(0)", "{}")])[0][1], literal("{}"))
+
+
+def js_kinds(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """JavaScript expressions of every kind the encoder tells apart, around ``inner`` values."""
+    items = st.lists(inner, max_size=3).map(", ".join)
+    return st.one_of(
+        items.map(lambda xs: f"[{xs}]"),
+        st.lists(st.tuples(st.sampled_from("ab0"), inner), max_size=2).map(
+            lambda kv: "{" + ", ".join(f'"{k}": {v}' for k, v in kv) + "}"
+        ),
+        st.lists(st.tuples(inner, inner), max_size=2).map(
+            lambda kv: "new Map([" + ", ".join(f"[{k}, {v}]" for k, v in kv) + "])"
+        ),
+        items.map(lambda xs: f"new Set([{xs}])"),
+        st.tuples(items, st.sampled_from(["x", "0", "length2"]), inner).map(
+            lambda t: f"Object.assign([{t[0]}], {{{t[1]!r}: {t[2]}}})"
+        ),
+        st.tuples(inner, inner).map(lambda t: f"[{t[0]}, , {t[1]}]"),
+        inner.map(lambda x: f"Object.assign(Object.create(null), {{a: {x}}})"),
+        inner.map(lambda x: f"new Number({x})"),
+        inner.map(lambda x: f"new String({x})"),
+        inner.map(lambda x: f"new Boolean({x})"),
+        inner.map(lambda x: f"new Error({x})"),
+        st.sampled_from(
+            ["new Date(0)", "new Date(1)", "/a/g", "/a/", "Object(2n)", "new WeakSet()"]
+        ),
+    )
+
+
+JS_PRIMITIVES = PRIMITIVES.map(js_source) | st.integers(-(2**64), 2**64).map(lambda n: f"{n}n")
+JS_EXPRESSIONS = st.recursive(JS_PRIMITIVES, js_kinds, max_leaves=4)
+
+
+@needs_node
+@settings(max_examples=10, deadline=None)
+@given(
+    pairs=st.lists(
+        st.tuples(JS_EXPRESSIONS, JS_EXPRESSIONS | VALUES.map(js_source)), min_size=60, max_size=60
+    )
+)
+def test_js_deep_equal_is_nodes_on_generated_values_of_every_kind(
+    pairs: list[tuple[str, str]],
+) -> None:
+    assert disagreements(pairs) == []
 
 
 # -- stdio ------------------------------------------------------------------------------------

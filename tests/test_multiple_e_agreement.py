@@ -32,10 +32,31 @@ pytestmark = pytest.mark.slow
 DATA = Path(os.environ.get("CODEEVAL_DATA_DIR", "/nonexistent")) / "multipl_e"
 SUBSET = ("HumanEval_0_", "HumanEval_4_", "HumanEval_8_", "HumanEval_12_", "HumanEval_136_")
 TOOLS = {"js": ("node",), "cpp": ("g++",), "java": ("javac", "java"), "rs": ("rustc",)}
+
+
+def _histogram(empty: str) -> str:
+    """HumanEval_111's body, right except that it returns ``empty`` for the empty string."""
+    return (
+        f'  if (test === "") return {empty};\n'
+        "  const c = {}, out = {};\n"
+        '  for (const w of test.split(" ")) if (w) c[w] = (c[w] || 0) + 1;\n'
+        "  const m = Math.max(...Object.values(c));\n"
+        "  for (const k in c) if (c[k] === m) out[k] = m;\n"
+        "  return out;\n}\n"
+    )
+
+
 # Completions of the project's own kind of mistake and of MultiPL-E's semantics, per language.
 EXTRA = {
     # deepEqual is loose: a string "3" equals 3, so MultiPL-E passes this (and so must we).
-    "js": [("HumanEval_13_", "  while (b) { [a, b] = [b, a % b]; }\n  return String(a);\n}\n")],
+    "js": [
+        ("HumanEval_13_", "  while (b) { [a, b] = [b, a % b]; }\n  return String(a);\n}\n"),
+        # deepEqual compares object tags: a Map or a Date is not the expected {} (both fail),
+        # and BigInt == number holds (passes).
+        ("HumanEval_111_", _histogram("new Map([['zz', 99]])")),
+        ("HumanEval_111_", _histogram("new Date(0)")),
+        ("HumanEval_53_", "  return BigInt(x + y);\n}\n"),
+    ],
     # A generated union result: only the candidate's process can judge it, so the problem is a
     # data defect here (never a pass); MultiPL-E's own program fails this completion too.
     "cpp": [("HumanEval_137_", "    return a;\n}\n")],
