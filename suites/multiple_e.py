@@ -34,8 +34,7 @@ FOLDER = "multipl_e"
 HUB_NAME = "nuprl/MultiPL-E"
 DIALECT = "multiple-{}"  # the language hooks that run these problems (harness.languages)
 HELPERS = (
-    "from harness.languages.multiple_e import Opt\n"
-    "from suites.multiple_e_literals import js_deep_equal"
+    "from harness.languages.multiple_e import Opt\nfrom suites.js_deep_equal import js_deep_equal"
 )
 EVALUATION_ONLY = "evaluation only (MultiPL-E's licence forbids using it as training data)"
 

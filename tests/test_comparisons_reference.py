@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 from harness.languages.multiple_e_templates import JS_ENCODER
 from harness.stdio.checkers import compare, presentation_matches, tokens
 from harness.stdio.problem import Checker
-from suites.multiple_e_literals import LiteralError, js_deep_equal, parse_literal
+from suites.js_deep_equal import js_deep_equal
+from suites.multiple_e_literals import LiteralError, parse_literal
 
 # -- JavaScript -------------------------------------------------------------------------------
 DIGITS = "0123456789١٢٣٤٥٦٧٨٩٠０１２３߀৪"

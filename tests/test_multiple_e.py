@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 from harness.languages import NAMES, get_language
 from suites import load_suite
+from suites.js_deep_equal import js_deep_equal
 from suites.multiple_e import LANGUAGES, main_body, split_asserts, statements
-from suites.multiple_e_literals import LiteralError, f32, js_deep_equal, parse_literal
+from suites.multiple_e_literals import LiteralError, f32, parse_literal
 from trainers.common.config import ConfigError
 from trainers.common.problems import train_problems
 

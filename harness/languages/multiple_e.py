@@ -122,7 +122,7 @@ class MultiplEJs(_Dialect, JavaScript):
     def decode_result(self, data: Any, returns: PyType) -> Any:
         if data == COMPLETED:
             return data
-        return data  # tagged JavaScript values: suites.multiple_e_literals.js_deep_equal
+        return data  # tagged JavaScript values: suites.js_deep_equal.js_deep_equal
 
 
 class MultiplECpp(_Dialect, Cpp):

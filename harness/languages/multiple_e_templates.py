@@ -23,7 +23,7 @@ function __codeeval_enc(v, depth) {
   // ['a', items] / ['o', [[key, value], ...]]: an array / an object tagged [object Object];
   // an array with a hole (['h']), an enumerable own non-index key or another tag is
   // ['a', items, [[key, value], ...], tag]; any other object ['t', tag, kind, data, pairs];
-  // a BigInt ['B', decimal text]. suites.multiple_e_literals.js_deep_equal compares them.
+  // a BigInt ['B', decimal text]. suites.js_deep_equal.js_deep_equal compares them.
   const I = __codeeval_js, T = I.types;
   if (depth > 200) throw new RangeError('nested too deeply');
   if (v === null) return ['null'];
