@@ -209,6 +209,31 @@ def test_an_overlong_response_fails_at_the_lowest_reward_not_the_neutral() -> No
     assert "at most 2000" in row["error"]
 
 
+def test_a_body_sent_too_slowly_gets_408_and_frees_its_connection() -> None:
+    """A client trickling its body would hold one of --max-connections for as long as it
+    likes: past ``body_timeout_s`` it gets a 408 and its connection is closed."""
+    limits = Limits(body_timeout_s=1.0)
+    with serve_in_thread(ServeSettings(workers=0, limits=limits)) as (url, _):
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as slow:
+            slow.sendall(
+                b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n" + b'{"items": ['
+            )
+            started = time.monotonic()
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                chunk = slow.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+            waited = time.monotonic() - started
+        fine = post(url, {"items": [RIGHT]})
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert 0.9 <= waited < 10, waited
+    assert fine.status_code == 200
+
+
 def test_health_and_metrics(served) -> None:
     url, _ = served
     with RewardClient(url) as client:

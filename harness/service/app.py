@@ -131,16 +131,27 @@ def unauthorized_body() -> dict[str, Any]:
 
 
 async def read_body(request: Request, limits: Limits) -> bytes:
-    """The body, refused with a 413 as soon as it passes the limit (never held whole)."""
+    """The body, refused with a 413 as soon as it passes the limit (never held whole), and
+    with a 408 when it has not all come within ``limits.body_timeout_s``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limits.max_body_bytes:
         raise BadInput(413, "body", f"{declared} bytes; at most {limits.max_body_bytes}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limits.max_body_bytes:
-            raise BadInput(413, "body", f"more than {limits.max_body_bytes} bytes")
-        chunks.append(chunk)
+    chunks: list[bytes] = []
+
+    async def collect() -> None:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limits.max_body_bytes:
+                raise BadInput(413, "body", f"more than {limits.max_body_bytes} bytes")
+            chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(collect(), limits.body_timeout_s)  # asyncio.timeout: 3.11+
+    except asyncio.TimeoutError:
+        raise BadInput(
+            408, "body", f"not received in {limits.body_timeout_s:g} s (sent too slowly)"
+        ) from None
     return b"".join(chunks)
 
 

@@ -46,6 +46,9 @@ class Limits:
     """What one request may carry."""
 
     max_body_bytes: int = 8 * 1024 * 1024
+    # How long a client may take to send its body: one that trickles it holds a connection
+    # (uvicorn answers 503 past --max-connections), so a slow one is cut off with a 408.
+    body_timeout_s: float = 60.0
     max_items: int = 1024
     max_completion_chars: int = 200_000
     max_deadline_s: float = 3600.0

@@ -256,6 +256,12 @@ def add_serve_parser(sub: Any) -> None:
     p.add_argument("--max-queue-samples", type=int, default=4096, help="past this: 429")
     p.add_argument("--max-batch-samples", type=int, default=256)
     p.add_argument("--max-body-mb", type=float, default=8.0)
+    p.add_argument(
+        "--body-timeout-s",
+        type=float,
+        default=60.0,
+        help="a client that has not sent its whole body by then gets 408 (frees its connection)",
+    )
     p.add_argument("--max-items", type=int, default=1024, help="items per request; past this: 413")
     p.add_argument(
         "--allow-inline",
@@ -300,6 +306,7 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         max_connections=args.max_connections,
         limits=Limits(
             max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+            body_timeout_s=args.body_timeout_s,
             max_items=args.max_items,
             max_inline_problems=args.max_inline_problems,
         ),
