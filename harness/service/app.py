@@ -48,6 +48,7 @@ from harness.service.batcher import (
     Reply,
     deadline_reply,
     input_error_field,
+    numbered,
 )
 from harness.service.metrics import Metrics, prometheus_text
 from harness.service.payloads import (
@@ -251,11 +252,10 @@ async def answer(state: ServiceState, request: Request) -> Reply:
     # A completion past the size limit fails without running: the model's output, not the
     # client's error, so the rest of the batch is judged as usual.
     too_long = {
-        i: overlong(item.get("completion"), f"items[{i}]", state.limits)
+        i: reason
         for i, item in enumerate(items)
+        if (reason := overlong(item.get("completion"), f"items[{i}]", state.limits))
     }
-    too_long = {i: reason for i, reason in too_long.items() if reason}
-    wanted = [item for i, item in enumerate(items) if i not in too_long]
     if state.validate is not None:
         checks = await asyncio.to_thread(check_each, state.validate, items)
         for i, (where, message) in enumerate(checks):
@@ -264,35 +264,44 @@ async def answer(state: ServiceState, request: Request) -> Reply:
     deadline_s = deadline_s if deadline_s is not None else state.default_deadline_s
     if not too_long:
         return await enqueue_and_wait(state, request, items, deadline_s, arrived)
+    wanted = [item for i, item in enumerate(items) if i not in too_long]
     scored: list[dict[str, Any]] = []
     if wanted:
         reply = await enqueue_and_wait(state, request, wanted, deadline_s, arrived)
         if reply.status != 200:
             return reply
         scored = reply.body["rows"]
-    judged = iter(scored)
-    rows = [
-        overlong_row(item, too_long[i], state.lowest) if i in too_long else next(judged)
-        for i, item in enumerate(items)
-    ]
-    return Reply(200, {"rows": [{**row, "sample_id": str(i)} for i, row in enumerate(rows)]})
-
-
-def overlong_row(item: Mapping[str, Any], reason: str, reward: float | None) -> dict[str, Any]:
-    """The row of a sample whose completion is past the size limit: failed, not run, at the
-    reward config's lowest reward (a model must not escape its score by writing more)."""
-    log_unjudged(log, reason, "failed at the lowest reward")
-    return {
-        "suite": str(item.get("suite") or ""),
-        "task_id": str(item.get("task_id") or ""),
-        "completion": item.get("completion"),
-        "status": "failed",
-        "passed": False,
-        "error_kind": None,
-        "error": reason[:500],
-        "cases": [],
-        "reward": reward,
+    failed = {
+        i: overlong_row(
+            str(items[i].get("suite") or ""),
+            str(items[i].get("task_id") or ""),
+            items[i].get("completion"),
+            reason,
+            state.lowest,
+        )
+        for i, reason in too_long.items()
     }
+    return Reply(200, {"rows": in_order(failed, scored, len(items))})
+
+
+def overlong_row(
+    suite: str, task_id: str, completion: Any, reason: str, reward: float | None
+) -> dict[str, Any]:
+    """The row of a sample whose completion is past the size limit: a masked row's fields,
+    but failed, not run, at the reward config's lowest reward (a model must not escape its
+    score by writing more)."""
+    log_unjudged(log, reason, "failed at the lowest reward")
+    row = masked_row(suite, task_id, completion, reason)
+    return {**row, "status": "failed", "error_kind": None, "reward": reward}
+
+
+def in_order(
+    others: Mapping[int, dict[str, Any]], scored: list[dict[str, Any]], count: int
+) -> list[dict[str, Any]]:
+    """A request's ``count`` rows in its items' order, numbered: ``others`` (the rows of items
+    that were not judged) at their positions, the judged rows, in order, everywhere else."""
+    judged = iter(scored)
+    return numbered([others[i] if i in others else next(judged) for i in range(count)])
 
 
 async def openrlhf_answer(state: ServiceState, request: Request) -> Reply:
@@ -348,23 +357,17 @@ def assemble(
 ) -> list[dict[str, Any]]:
     """The request's rows in order: the judged ones, a failed row for each overlong one (at
     the ``lowest`` reward), and a masked row for each other sample."""
-    judged = iter(scored)
-    rows = []
+    others: dict[int, dict[str, Any]] = {}
     for i, sample in enumerate(samples):
         if sample.item is not None:
-            row = next(judged)
-        elif sample.overlong:
-            item = {
-                "suite": sample.suite,
-                "task_id": sample.task_id,
-                "completion": sample.completion,
-            }
-            row = overlong_row(item, sample.reason, lowest)
+            continue
+        fields = (sample.suite, sample.task_id, sample.completion, sample.reason)
+        if sample.overlong:
+            others[i] = overlong_row(*fields, lowest)
         else:
             log_unjudged(log, sample.reason)
-            row = masked_row(sample.suite, sample.task_id, sample.completion, sample.reason)
-        rows.append({**row, "sample_id": str(i)})
-    return rows
+            others[i] = masked_row(*fields)
+    return in_order(others, scored, len(samples))
 
 
 async def enqueue_and_wait(
