@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.rewardapi.neutral import DEFAULT_NEUTRAL
 from harness.service.batcher import Batcher, BoundedQueue, ScoringEngine
+from harness.service.header_deadline import header_deadline_protocol
 from harness.service.metrics import Metrics
 from harness.service.payloads import Limits
 
@@ -56,6 +57,9 @@ class ServeSettings:
     default_deadline_s: float | None = None
     drain_s: float = 120.0
     max_connections: int = 1000  # past this uvicorn answers 503: no file descriptors run out
+    # A connection whose request line and headers have not all come by then is closed (408):
+    # one that trickles them would hold one of max_connections for as long as it liked.
+    header_timeout_s: float = 10.0
     limits: Limits = field(default_factory=Limits)
     log_level: str = "warning"
     # Inline problems: None accepts them on loopback and refuses them beyond it.
@@ -168,6 +172,7 @@ def make_server(state: ServiceState, settings: ServeSettings) -> Any:
         log_level=settings.log_level,
         timeout_graceful_shutdown=settings.drain_s,
         limit_concurrency=settings.max_connections,
+        http=header_deadline_protocol(settings.header_timeout_s),
         access_log=False,
     )
     return _draining_server_class()(config, state)
@@ -285,6 +290,12 @@ def add_serve_parser(sub: Any) -> None:
     p.add_argument("--deadline-s", type=float, default=None, help="default per-request deadline")
     p.add_argument("--drain-s", type=float, default=120.0, help="longest drain on SIGTERM")
     p.add_argument("--max-connections", type=int, default=1000, help="past this: 503")
+    p.add_argument(
+        "--header-timeout-s",
+        type=float,
+        default=10.0,
+        help="a connection that has not sent a request's headers by then is closed (408)",
+    )
     p.add_argument("--log-level", default="warning")
 
 
@@ -304,6 +315,7 @@ def settings_from_args(args: argparse.Namespace) -> ServeSettings:
         default_deadline_s=args.deadline_s,
         drain_s=args.drain_s,
         max_connections=args.max_connections,
+        header_timeout_s=args.header_timeout_s,
         limits=Limits(
             max_body_bytes=int(args.max_body_mb * 1024 * 1024),
             body_timeout_s=args.body_timeout_s,
