@@ -20,12 +20,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+_TIMED_OUT_BODY = b"request headers not received in time\r\n"
 TIMED_OUT = (
     b"HTTP/1.1 408 Request Timeout\r\n"
     b"content-type: text/plain; charset=utf-8\r\n"
     b"connection: close\r\n"
-    b"content-length: 38\r\n\r\n"
-    b"request headers not received in time\r\n"
+    b"content-length: %d\r\n\r\n%s" % (len(_TIMED_OUT_BODY), _TIMED_OUT_BODY)
 )
 
 

@@ -264,7 +264,7 @@ def add_serve_parser(sub: Any) -> None:
     p.add_argument(
         "--body-timeout-s",
         type=float,
-        default=60.0,
+        default=Limits.body_timeout_s,
         help="a client that has not sent its whole body by then gets 408 (frees its connection)",
     )
     p.add_argument("--max-items", type=int, default=1024, help="items per request; past this: 413")
@@ -293,7 +293,7 @@ def add_serve_parser(sub: Any) -> None:
     p.add_argument(
         "--header-timeout-s",
         type=float,
-        default=10.0,
+        default=ServeSettings.header_timeout_s,
         help="a connection that has not sent a request's headers by then is closed (408)",
     )
     p.add_argument("--log-level", default="warning")
