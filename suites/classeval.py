@@ -302,9 +302,9 @@ def _read_local(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 def _from_hub() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     try:
-        import datasets
+        from suites.hub import load_hub_dataset
 
-        loaded = datasets.load_dataset(HUB_NAME)
+        loaded = load_hub_dataset(HUB_NAME)
     except Exception as exc:  # offline, no datasets, or a hub error: all mean "not here"
         raise SuiteDataError(
             f"{SUITE}: no local {FILE_NAMES[0]} (looked in data_dir and $CODEEVAL_DATA_DIR) "

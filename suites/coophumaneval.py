@@ -21,6 +21,7 @@ from typing import Any
 from harness.jsonlines import read_objects
 from harness.records import Problem
 from suites import humaneval
+from suites.hub import load_hub_dataset
 
 SUITE = "coophumaneval"
 HUB_NAME = "OpenMLRL/CoopHumanEval"
@@ -85,14 +86,14 @@ def problem_from_record(record: Mapping[str, Any], where: str) -> Problem:
 
 def _from_hub() -> dict[str, list[tuple[str, dict[str, Any]]]]:
     try:
-        import datasets
+        import datasets  # noqa: F401 - missing, it has a message of its own
     except ImportError as exc:  # pragma: no cover - datasets is a train dependency
         raise SuiteDataError(
             f"{SUITE}: no local file and `datasets` is not installed; set "
             "CODEEVAL_DATA_DIR to a folder with CoopHumanEval.jsonl"
         ) from exc
     try:
-        loaded = datasets.load_dataset(HUB_NAME)
+        loaded = load_hub_dataset(HUB_NAME)
     except Exception as exc:  # the hub raises many kinds; all mean "not available here"
         raise SuiteDataError(
             f"{SUITE}: no local file (looked for {', '.join(FILE_NAMES)} in data_dir and "

@@ -115,9 +115,9 @@ def read_records(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str]:
 def _from_hub(suite: str, data_dir: Path | None) -> tuple[list[tuple[int, dict]], str, str]:
     hub = DATASETS[suite][2]
     try:
-        import datasets
+        from suites.hub import load_hub_dataset
 
-        rows = list(datasets.load_dataset(hub, split="test"))
+        rows = list(load_hub_dataset(hub, split="test"))
     except Exception as exc:  # offline, no package, a hub error: all mean "not here"
         raise SuiteError(
             f"{suite}: no mirror ({DATA_FOLDER}/{DATASETS[suite][0]} under {data_dir or '$CODEEVAL_DATA_DIR'}) "

@@ -277,9 +277,9 @@ def _hub_records(config: str) -> list[dict[str, Any]]:
     from suites.errors import SuiteError
 
     try:
-        import datasets
+        from suites.hub import load_hub_dataset
 
-        loaded = datasets.load_dataset(HUB_NAME, config)
+        loaded = load_hub_dataset(HUB_NAME, config)
     except Exception as exc:  # any failure to reach or read the hub is the same to a user
         raise SuiteError(
             f"cannot load {HUB_NAME} ({config}) from the hub: {exc}; "

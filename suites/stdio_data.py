@@ -22,6 +22,7 @@ from typing import Any
 from harness.jsonlines import read_objects
 from harness.stdio.problem import STDIO_LANGUAGES, Checker
 from suites.errors import SuiteError
+from suites.hub import check_hub_reachable, load_hub_dataset
 
 TEST_GROUPS = ("public", "private", "generated")
 
@@ -203,13 +204,13 @@ def hub_rows(
     ``builder`` (``"parquet"``, with ``data_files`` in ``kwargs``) reads a repository's data
     files directly: ``datasets`` refuses a repository that still ships a loading script."""
     try:
-        import datasets
+        import datasets  # noqa: F401 - missing, it has a message of its own
     except ImportError as exc:  # pragma: no cover - datasets is a train dependency
         raise SuiteError(
             f"{suite}: no mirror ({mirror_hint}) and `datasets` is not installed"
         ) from exc
     try:
-        loaded = datasets.load_dataset(builder or hub_name, **kwargs)
+        loaded = load_hub_dataset(builder or hub_name, **kwargs)
     except Exception as exc:  # the hub raises many kinds; all mean "not available here"
         raise SuiteError(
             f"{suite}: no local mirror ({mirror_hint}) and the hub data set {hub_name} "
@@ -236,6 +237,7 @@ def hub_file_rows(hub_name: str, filename: str, suite: str, mirror_hint: str) ->
         raise SuiteError(f"{suite}: no mirror ({mirror_hint}) and no huggingface_hub") from exc
     failed = f"{suite}: no local mirror ({mirror_hint}) and {filename} of the hub data set "
     try:
+        check_hub_reachable()
         path = hf_hub_download(hub_name, filename, repo_type="dataset")
     except RemoteEntryNotFoundError as exc:
         raise HubFileMissing(f"{failed}{hub_name} does not exist: {exc}") from exc

@@ -1,0 +1,76 @@
+"""A data set from the Hugging Face hub, or an error within seconds when the hub is out of reach.
+
+A suite without its local mirror falls back to the hub. Offline, ``datasets.load_dataset`` and
+``hf_hub_download`` retry for about half a minute before they give up, so a fresh machine
+without the mirror waited that long for the error that names the mirror's folder. Here the
+hub's endpoint is asked for any answer first (one ``HEAD`` request, through the proxies the
+environment names): no answer within :data:`PROBE_TIMEOUT_S` is a :class:`HubUnreachable` at
+once. Any HTTP answer, an error status included, means the hub is there, and the library does
+the rest as before.
+
+With ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set, nothing is asked: the libraries then
+read their own cache (a data set fetched on an earlier, online run), failing fast themselves.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import urllib.error
+import urllib.request
+from typing import Any
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+PROBE_TIMEOUT_S = 5.0
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+_TRUE = frozenset(("1", "ON", "YES", "TRUE"))  # what huggingface_hub reads as set
+
+_reached: set[str] = set()  # endpoints that answered in this process
+_lock = threading.Lock()
+
+
+class HubUnreachable(OSError):
+    """The hub's endpoint gave no answer: the machine is offline, or a proxy or DNS is missing."""
+
+
+def hub_endpoint() -> str:
+    """The hub's address: ``HF_ENDPOINT`` (a mirror of the hub), else huggingface.co."""
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def offline_mode() -> bool:
+    """Whether the user asked the Hugging Face libraries to stay offline."""
+    return any(os.environ.get(name, "").strip().upper() in _TRUE for name in OFFLINE_VARIABLES)
+
+
+def check_hub_reachable(timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """Return when the hub answers (or offline mode is set); else raise
+    :class:`HubUnreachable`, saying why and what to do."""
+    if offline_mode():
+        return
+    endpoint = hub_endpoint()
+    with _lock:
+        if endpoint in _reached:
+            return
+    request = urllib.request.Request(endpoint + "/", method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s):  # noqa: S310 - http(s) only
+            pass
+    except urllib.error.HTTPError:
+        pass  # an answer, whatever its status: the hub is there
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise HubUnreachable(
+            f"the Hugging Face hub at {endpoint} cannot be reached ({reason}); "
+            "set HF_HUB_OFFLINE=1 to read a copy in the Hugging Face cache instead"
+        ) from None
+    with _lock:
+        _reached.add(endpoint)
+
+
+def load_hub_dataset(name: str, *args: Any, **kwargs: Any) -> Any:
+    """``datasets.load_dataset(name, *args, **kwargs)``, after :func:`check_hub_reachable`."""
+    check_hub_reachable()
+    import datasets
+
+    return datasets.load_dataset(name, *args, **kwargs)
