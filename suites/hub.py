@@ -4,9 +4,11 @@ A suite without its local mirror falls back to the hub. Offline, ``datasets.load
 ``hf_hub_download`` retry for about half a minute before they give up, so a fresh machine
 without the mirror waited that long for the error that names the mirror's folder. Here the
 hub's endpoint is asked for any answer first (one ``HEAD`` request, through the proxies the
-environment names): no answer within :data:`PROBE_TIMEOUT_S` is a :class:`HubUnreachable` at
-once. Any HTTP answer, an error status included, means the hub is there, and the library does
-the rest as before.
+environment names). Only a sure sign that nothing is there is a :class:`HubUnreachable` at
+once: a name that does not resolve, a refused or unroutable connection, or no answer within
+:data:`PROBE_TIMEOUT_S`. Anything else (an HTTP answer of any status, a TLS handshake this
+process does not trust, as behind a proxy whose certificate only the libraries are told of)
+leaves the library to do the rest as before.
 
 With ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set, nothing is asked: the libraries then
 read their own cache (a data set fetched on an earlier, online run), failing fast themselves.
@@ -14,7 +16,9 @@ read their own cache (a data set fetched on an earlier, online run), failing fas
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -24,6 +28,7 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 PROBE_TIMEOUT_S = 5.0
 OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 _TRUE = frozenset(("1", "ON", "YES", "TRUE"))  # what huggingface_hub reads as set
+_NO_ROUTE = frozenset((errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL))
 
 _reached: set[str] = set()  # endpoints that answered in this process
 _lock = threading.Lock()
@@ -52,20 +57,32 @@ def check_hub_reachable(timeout_s: float = PROBE_TIMEOUT_S) -> None:
     with _lock:
         if endpoint in _reached:
             return
-    request = urllib.request.Request(endpoint + "/", method="HEAD")
     try:
+        request = urllib.request.Request(endpoint + "/", method="HEAD")
         with urllib.request.urlopen(request, timeout=timeout_s):  # noqa: S310 - http(s) only
             pass
+    except ValueError:  # not a URL this process can ask: the library says what is wrong
+        return
     except urllib.error.HTTPError:
         pass  # an answer, whatever its status: the hub is there
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise HubUnreachable(
-            f"the Hugging Face hub at {endpoint} cannot be reached ({reason}); "
-            "set HF_HUB_OFFLINE=1 to read a copy in the Hugging Face cache instead"
-        ) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        if nothing_there(reason):
+            raise HubUnreachable(
+                f"the Hugging Face hub at {endpoint} cannot be reached ({reason}); "
+                "set HF_HUB_OFFLINE=1 to read a copy in the Hugging Face cache instead"
+            ) from None
     with _lock:
         _reached.add(endpoint)
+
+
+def nothing_there(reason: object) -> bool:
+    """Whether a failed request's ``reason`` shows that nothing answers at the endpoint (so
+    the libraries' retries would only wait): no such name, a refused or unroutable
+    connection, or no answer in time."""
+    if isinstance(reason, (socket.gaierror, ConnectionRefusedError, TimeoutError)):
+        return True
+    return isinstance(reason, OSError) and reason.errno in _NO_ROUTE
 
 
 def load_hub_dataset(name: str, *args: Any, **kwargs: Any) -> Any:

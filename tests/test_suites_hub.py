@@ -4,8 +4,10 @@ one that answers anything lets the library go on; offline mode asks nothing."""
 
 from __future__ import annotations
 
+import errno
 import http.server
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -122,3 +124,45 @@ def test_offline_mode_unset_still_asks(
     monkeypatch.setenv("HF_HUB_OFFLINE", value)
     with pytest.raises(hub.HubUnreachable):
         hub.check_hub_reachable()
+
+
+@pytest.mark.parametrize(
+    ("reason", "nothing"),
+    [
+        (socket.gaierror(-2, "Name or service not known"), True),
+        (ConnectionRefusedError(errno.ECONNREFUSED, "refused"), True),
+        (TimeoutError("timed out"), True),
+        (OSError(errno.ENETUNREACH, "Network is unreachable"), True),
+        (OSError(errno.EHOSTUNREACH, "No route to host"), True),
+        # Something answered: the libraries, with their own proxies and certificates, decide.
+        (ssl.SSLCertVerificationError(1, "self-signed certificate in chain"), False),
+        (ConnectionResetError(errno.ECONNRESET, "reset by peer"), False),
+        (OSError(errno.EACCES, "Permission denied"), False),
+        ("unknown url type: ftp", False),
+    ],
+)
+def test_only_a_sure_sign_of_nothing_there_fails_fast(reason: object, nothing: bool) -> None:
+    assert hub.nothing_there(reason) is nothing
+
+
+def test_a_server_that_answers_garbage_is_left_to_the_library(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with socket.socket() as server:  # accepts, then hangs up without a word of HTTP
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+
+        def hang_up() -> None:
+            connection, _ = server.accept()
+            connection.close()
+
+        thread = threading.Thread(target=hang_up, daemon=True)
+        thread.start()
+        hub.check_hub_reachable()
+        thread.join(5)
+
+
+def test_an_endpoint_that_is_no_url_is_left_to_the_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", "huggingface.co")  # no scheme: urllib cannot ask it
+    hub.check_hub_reachable()
