@@ -22,8 +22,10 @@ process, from the data and the samples on disk to the verdicts:
   forks for base and plus): the least any fork-per-program evaluator pays.
 - **programs' own work** (``benchmarks/own_work.py``): each program's inputs run bare, 2 at a
   time, up to its first failure in the default mode, with evalplus's time limits: the least
-  any evaluator pays, so evalplus / own work is the highest ratio any tool can reach.
-- **least work** (``--least``, default mode): the same bound for an evaluator free to run a
+  a fork-per-program evaluator pays before it judges anything, so evalplus / own work is
+  the ratio of a tool whose judging cost nothing but which ran the programs that way (not a
+  bound: a tool that schedules by cost can beat the own work; ``--least`` gives the bound).
+- **least work** (``--least``, default mode): the bound for any evaluator, free to run a
   program's inputs in any order: a passing program's every input, a failing one's cheapest
   failed input, the CPU of all of it shared perfectly over the workers. evalplus / least work
   caps the default mode's ratio whatever a tool does.
@@ -180,11 +182,11 @@ def main() -> None:
                 f"evalplus / baseline = {evalplus / baseline:.2f}x, baseline / project = "
                 f"{baseline / project:.2f}x, {changed} verdicts differ"
             )
-        print(f"  programs' own work {own_s:8.2f} s  (bare, no judging: the floor for any tool)")
+        print(f"  programs' own work {own_s:8.2f} s  (bare, a fork each in order, no judging)")
         print(f"  evalplus / project = {evalplus / project:.2f}x")
         print(
             f"  project / own work = {project / own_s:.2f}x, evalplus / own work = "
-            f"{evalplus / own_s:.2f}x (the most any tool can reach)"
+            f"{evalplus / own_s:.2f}x (a tool judging for free, forking each program in order)"
         )
         if args.least and not every:
             least_s = _least_work(args, folder, problems, programs)

@@ -1,4 +1,4 @@
-"""The programs' own work: the least time any evaluator needs to judge a set of programs.
+"""The programs' own work: a set of programs run bare, a fork each, with no judging at all.
 
 Each program runs bare in a forked child (no sandbox, no channel, no judging): its inputs
 evaluated in order, 2 programs at a time, as the tools run them. What it runs is what any
@@ -15,10 +15,13 @@ forks the pool (the pool's processes inherit it): an evaluator can parse its inp
 problem (the project's fork server does), so a floor that parsed them per program would be
 higher than what a tool must pay.
 
-The wall time of that is the floor for the same number of workers: a tool at the floor
-would judge in no time at all. ``benchmarks/evalplus_speed.py`` prints it beside each tool, so
-a ratio target (evalplus / project) can be checked against what the programs allow:
-evalplus / floor is the most any tool can reach.
+The wall time of that is what an evaluator that forks each program in turn, in the given
+order, from a process holding the whole benchmark, pays for running them: a tool that judged
+in no time at all but ran the programs that way. It is not a bound on every tool: one that
+orders its work by cost and forks from a small warm process can beat it (the project did, at
+0.98x of it on 2026-12-07). The bound for any order of inputs and any schedule is
+:func:`least_work_s`: the CPU each verdict needs, shared perfectly over the workers.
+``benchmarks/evalplus_speed.py`` prints both beside each tool.
 """
 
 from __future__ import annotations
