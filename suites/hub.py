@@ -20,8 +20,6 @@ import errno
 import os
 import socket
 import threading
-import urllib.error
-import urllib.request
 from typing import Any
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -57,6 +55,11 @@ def check_hub_reachable(timeout_s: float = PROBE_TIMEOUT_S) -> None:
     with _lock:
         if endpoint in _reached:
             return
+    # Here, not at the top: urllib.request brings ssl and http.client (~20 ms), and every
+    # process that imports a stdio suite's module (the reward API's) imports this one.
+    import urllib.error
+    import urllib.request
+
     try:
         request = urllib.request.Request(endpoint + "/", method="HEAD")
         with urllib.request.urlopen(request, timeout=timeout_s):  # noqa: S310 - http(s) only
